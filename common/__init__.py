@@ -1,0 +1,1 @@
+"""Code shared by the four apps: settings, the request contract, the PoolWrapper."""

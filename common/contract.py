@@ -1,0 +1,87 @@
+"""The API contract's input rules, shared by the four apps.
+
+Each app converts its framework's raw input (path segment, query string, body
+bytes) with these functions at the edge, and turns ContractError into the same
+JSON error: ``{"error": message}`` with ``status``. docs/contract.md explains
+the choices; api/openapi.yaml states them for tools.
+"""
+
+import json
+import re
+
+MAX_BODY_BYTES = 64 * 1024  # a review is a few dozen bytes
+INT4_MAX = 2**31 - 1  # the id and year columns are Postgres integers
+DEFAULT_YEAR = 2000
+
+# The error messages, identical in every app.
+NOT_FOUND = "not found"
+METHOD_NOT_ALLOWED = "method not allowed"
+BODY_TOO_LARGE = f"request body is larger than {MAX_BODY_BYTES} bytes"
+FILM_NOT_FOUND = "film not found"
+BAD_YEAR = "year.gt must be an integer"
+BAD_JSON = "request body must be UTF-8 encoded JSON"
+NOT_AN_OBJECT = "review must be a JSON object"
+BAD_FILM_ID = "film_id must be an integer"
+BAD_RATING = "rating must be an integer from 1 to 5"
+UNKNOWN_FILM = "film_id does not name a film"
+DATABASE_UNAVAILABLE = "database unavailable"
+
+_DIGITS = re.compile(r"[0-9]+")
+_SIGNED_DIGITS = re.compile(r"-?[0-9]+")
+
+
+class ContractError(Exception):
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def parse_film_id(segment):
+    """Path segment -> film id; anything but ASCII digits naming an int4 is 404."""
+    if not _DIGITS.fullmatch(segment) or not 0 < int(segment) <= INT4_MAX:
+        raise ContractError(404, FILM_NOT_FOUND)
+    return int(segment)
+
+
+def parse_year(value):
+    """The year.gt query value (None when absent) -> int; a non-integer is 400."""
+    if value is None:
+        return DEFAULT_YEAR
+    if not _SIGNED_DIGITS.fullmatch(value) or not -INT4_MAX - 1 <= int(value) <= INT4_MAX:
+        raise ContractError(400, BAD_YEAR)
+    return int(value)
+
+
+def parse_review(body):
+    """Request body bytes -> (film_id, rating).
+
+    Raises ContractError: 413 if the body is larger than MAX_BODY_BYTES, 400
+    if it is not UTF-8 JSON, 422 if it is JSON but not a review. Whether the
+    film exists is checked by the INSERT.
+    """
+    if len(body) > MAX_BODY_BYTES:
+        raise ContractError(413, BODY_TOO_LARGE)
+    try:
+        review = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+    except ValueError:  # includes UnicodeDecodeError and JSONDecodeError
+        raise ContractError(400, BAD_JSON) from None
+    if not isinstance(review, dict):
+        raise ContractError(422, NOT_AN_OBJECT)
+    film_id, rating = review.get("film_id"), review.get("rating")
+    if not _is_int(film_id):
+        raise ContractError(422, BAD_FILM_ID)
+    if not _is_int(rating) or not 1 <= rating <= 5:
+        raise ContractError(422, BAD_RATING)
+    if not 0 < film_id <= INT4_MAX:
+        raise ContractError(422, UNKNOWN_FILM)
+    return film_id, rating
+
+
+def _is_int(value):
+    # bool is a subclass of int, but true is not a film id.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _reject_constant(name):
+    raise ValueError(f"{name} is not JSON")

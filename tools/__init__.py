@@ -1,0 +1,1 @@
+"""Scripts behind benchmark.sh and the tests: serving an app, measuring it."""
