@@ -18,5 +18,7 @@ def init_app(app, settings):
     atexit.register(pool.close)
 
 
-def get_pool():
-    return current_app.extensions["pool"]
+def acquire():
+    """A pooled connection for a with block: committed on success, rolled back
+    on error; TimeoutError after POOL_TIMEOUT seconds without a free one."""
+    return current_app.extensions["pool"].acquire()

@@ -4,7 +4,7 @@ from flask import Blueprint, request
 
 from common.contract import FILM_NOT_FOUND, ContractError, parse_film_id, parse_year
 
-from .db import get_pool
+from .db import acquire
 
 blueprint = Blueprint("films", __name__)
 
@@ -25,7 +25,7 @@ def get_films():
     400 if year.gt is not an integer.
     """
     year = parse_year(request.args.get("year.gt"))
-    with get_pool().acquire() as connection:
+    with acquire() as connection:
         with connection.cursor() as cursor:
             cursor.execute(SELECT_FILMS, (year,))
             films = cursor.fetchall()
@@ -39,7 +39,7 @@ def get_films():
 def get_film(film_id):
     """One film. 404 if the id is not a positive integer or names no film."""
     film_id = parse_film_id(film_id)
-    with get_pool().acquire() as connection:
+    with acquire() as connection:
         with connection.cursor() as cursor:
             cursor.execute(SELECT_FILM, (film_id,))
             film = cursor.fetchone()

@@ -2,7 +2,7 @@
 
 from flask import Blueprint
 
-from .db import get_pool
+from .db import acquire
 
 blueprint = Blueprint("health", __name__)
 
@@ -12,7 +12,7 @@ SELECT_ONE = "SELECT 1"
 @blueprint.get("/health")
 def health():
     """200 when the database answers; 503 (see errors.py) when it does not."""
-    with get_pool().acquire() as connection:
+    with acquire() as connection:
         with connection.cursor() as cursor:
             cursor.execute(SELECT_ONE)
     return {"status": "ok"}

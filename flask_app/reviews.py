@@ -4,7 +4,7 @@ from flask import Blueprint, request
 
 from common.contract import MAX_BODY_BYTES, UNKNOWN_FILM, ContractError, parse_review
 
-from .db import get_pool
+from .db import acquire
 
 blueprint = Blueprint("reviews", __name__)
 
@@ -26,7 +26,7 @@ def create_review():
     # One byte more than allowed is enough to tell a body that is too large,
     # whether or not it declared its Content-Length.
     film_id, rating = parse_review(request.stream.read(MAX_BODY_BYTES + 1))
-    with get_pool().acquire() as connection:
+    with acquire() as connection:
         with connection.cursor() as cursor:
             cursor.execute(INSERT_REVIEW, (rating, film_id))
             review = cursor.fetchone()
