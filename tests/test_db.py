@@ -1,0 +1,47 @@
+"""The sample database: generated deterministically, loaded idempotently."""
+
+import psycopg2
+import pytest
+
+from db import generate
+from db.load import load
+from tests.conftest import query
+
+TABLES = ["language", "category", "actor", "film", "film_actor", "film_category"]
+
+
+def test_committed_data_equals_a_fresh_generation():
+    assert generate.DATA_SQL.read_text() == generate.generate()
+
+
+def test_another_seed_gives_other_data():
+    assert generate.generate(seed=1) != generate.generate()
+
+
+def counts(connection):
+    return {table: query(connection, f"SELECT count(*) FROM {table}")[0][0] for table in TABLES}
+
+
+def test_loading_twice_neither_fails_nor_duplicates(database_url, db):
+    before = counts(db)
+    load(database_url)
+    assert counts(db) == before
+    assert before["film"] == 1000 and before["language"] == 6
+
+
+def test_every_film_is_released_after_2000(db):
+    assert query(db, "SELECT count(*) FROM film WHERE release_year > 2000") == [(1000,)]
+
+
+def test_sequences_follow_the_explicit_ids(db):
+    for table in ("language", "category", "actor", "film"):
+        [(last, highest)] = query(
+            db,
+            f"SELECT (SELECT last_value FROM {table}_{table}_id_seq), max({table}_id) FROM {table}",
+        )
+        assert last == highest
+
+
+def test_review_rating_is_checked(db):
+    with pytest.raises(psycopg2.errors.CheckViolation):
+        query(db, "INSERT INTO review (film_id, rating) VALUES (1, 6) RETURNING review_id")

@@ -1,0 +1,140 @@
+"""The PoolWrapper against a real Postgres."""
+
+import threading
+import time
+
+import psycopg2
+import pytest
+
+from common.pool_wrapper import PoolWrapper
+from tests.conftest import query
+
+INSERT = "INSERT INTO review (film_id, rating) VALUES (995, 4)"
+
+
+@pytest.fixture
+def pool(database_url, db):
+    pool = PoolWrapper(database_url, min_size=1, max_size=2, timeout=0.5).open()
+    yield pool
+    pool.close()
+
+
+def backend_pid(pool):
+    with pool.acquire() as connection, connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid() AS pid")
+        return cursor.fetchone()["pid"]
+
+
+def review_count(db):
+    return query(db, "SELECT count(*) FROM review")[0][0]
+
+
+def test_connections_stay_open_between_requests(pool):
+    pids = {backend_pid(pool) for _ in range(20)}
+    assert len(pids) == 1
+    assert (pool.size, pool.idle) == (1, 1)
+
+
+def test_rows_as_mappings(pool):
+    with pool.acquire() as connection, connection.cursor() as cursor:
+        cursor.execute("SELECT film_id, title FROM film WHERE film_id = 995")
+        assert cursor.fetchone()["film_id"] == 995
+
+
+def test_commits_what_the_block_wrote(pool, db):
+    with pool.acquire() as connection, connection.cursor() as cursor:
+        cursor.execute(INSERT)
+    assert review_count(db) == 1
+
+
+def test_rolls_back_when_the_block_raises(pool, db):
+    with pytest.raises(RuntimeError):
+        with pool.acquire() as connection, connection.cursor() as cursor:
+            cursor.execute(INSERT)
+            raise RuntimeError("the view failed after writing")
+    assert review_count(db) == 0
+    assert (pool.size, pool.idle) == (1, 1)  # returned, not lost
+
+
+def test_failed_transaction_is_rolled_back_before_reuse(pool, db):
+    with pytest.raises(psycopg2.errors.CheckViolation):
+        with pool.acquire() as connection, connection.cursor() as cursor:
+            cursor.execute("INSERT INTO review (film_id, rating) VALUES (995, 9)")
+    with pool.acquire() as connection, connection.cursor() as cursor:
+        cursor.execute(INSERT)  # would fail in an aborted transaction
+    assert review_count(db) == 1
+
+
+def test_broken_connection_is_discarded(pool, db):
+    broken = backend_pid(pool)
+    query(db, "SELECT pg_terminate_backend(%s)", broken)
+    with pytest.raises(psycopg2.OperationalError):
+        backend_pid(pool)  # the request that meets the dead connection fails...
+    assert pool.size == 0
+    assert backend_pid(pool) != broken  # ...and the next one gets a new connection
+
+
+def test_waits_for_a_free_connection(pool):
+    acquired = threading.Event()
+
+    def hold():
+        with pool.acquire():
+            acquired.set()
+            time.sleep(0.2)
+
+    holders = [threading.Thread(target=hold) for _ in range(2)]
+    for holder in holders:
+        holder.start()
+    acquired.wait()
+    started = time.monotonic()
+    backend_pid(pool)  # both connections are in use: this waits for one
+    assert time.monotonic() - started < 0.5
+    for holder in holders:
+        holder.join()
+    assert pool.size == 2
+
+
+def test_times_out_when_exhausted(pool):
+    with pool.acquire(), pool.acquire():
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            backend_pid(pool)
+        assert 0.4 < time.monotonic() - started < 2
+    assert (pool.size, pool.idle) == (2, 2)
+
+
+def test_safe_under_threads(database_url, db):
+    pool = PoolWrapper(database_url, min_size=0, max_size=4, timeout=10).open()
+    errors = []
+
+    def work():
+        try:
+            for _ in range(25):
+                with pool.acquire() as connection, connection.cursor() as cursor:
+                    cursor.execute(INSERT)
+                    assert pool.size <= 4
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert review_count(db) == 200
+    assert pool.size <= 4 and pool.idle == pool.size
+    pool.close()
+    assert pool.size == 0
+
+
+def test_a_bad_dsn_fails_at_open():
+    with pytest.raises(psycopg2.OperationalError):
+        PoolWrapper("postgresql://nobody@127.0.0.1:1/none", min_size=1).open()
+
+
+def test_connection_returned_after_close_is_closed(pool):
+    with pool.acquire() as connection:
+        pool.close()
+    assert connection.closed
+    assert pool.size == 0
