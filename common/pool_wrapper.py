@@ -7,12 +7,14 @@ ThreadedConnectionPool this pool
 * keeps every connection it opened (up to max_size) open between requests,
   rather than closing all but minconn on return;
 * commits what the block wrote, and rolls back if the block raised;
-* discards a broken connection instead of handing it out again;
+* discards a broken connection instead of handing it out again: one that
+  failed in use, or that the server closed while it sat idle (a restart);
 * waits for a free connection when all are in use, up to ``timeout`` seconds,
   then raises TimeoutError (the apps answer 503), as asyncpg's pool does;
 * is safe to share between threads.
 """
 
+import select
 import threading
 from collections import deque
 from contextlib import contextmanager
@@ -88,9 +90,10 @@ class PoolWrapper:
                 raise RuntimeError("pool is closed")
             if self._idle:
                 connection = self._idle.pop()
-                if not connection.closed:
+                if not _closed_by_server(connection):
                     return connection
-                self._size -= 1  # broken while idle: replace it below
+                connection.close()
+                self._size -= 1  # replaced below
             self._size += 1
         return self._connect()
 
@@ -113,3 +116,16 @@ class PoolWrapper:
         except psycopg2.Error:
             connection.close()  # the server or the network is gone
         self._release(connection)
+
+
+def _closed_by_server(connection):
+    """True if the server ended this idle connection.
+
+    An idle connection with no LISTEN gets no messages; if its socket is
+    readable, the server sent its goodbye (or EOF). One non-blocking select(),
+    no round trip.
+    """
+    if connection.closed:
+        return True
+    readable, _, _ = select.select([connection], [], [], 0)
+    return bool(readable)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Settings:
     database_url: str
+    # 0: connect on demand, so that an app (or a restarted worker) starts even
+    # while the database is down, and /health can say so with a 503.
     pool_min_size: int
     pool_max_size: int
     pool_timeout: float  # seconds to wait for a free connection, then 503
@@ -18,7 +20,7 @@ class Settings:
             raise RuntimeError("DATABASE_URL is not set")
         return cls(
             database_url=environ["DATABASE_URL"],
-            pool_min_size=int(environ.get("POOL_MIN_SIZE", "1")),
+            pool_min_size=int(environ.get("POOL_MIN_SIZE", "0")),
             pool_max_size=int(environ.get("POOL_MAX_SIZE", "20")),
             pool_timeout=float(environ.get("POOL_TIMEOUT", "5")),
         )

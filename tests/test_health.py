@@ -25,7 +25,7 @@ def set_connections_allowed(admin, database, allowed):
         cursor.execute(f'ALTER DATABASE "{database}" WITH ALLOW_CONNECTIONS {allowed}')
         if not allowed:
             cursor.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = %s",
                 (database,),
             )
 

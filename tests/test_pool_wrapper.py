@@ -65,13 +65,21 @@ def test_failed_transaction_is_rolled_back_before_reuse(pool, db):
     assert review_count(db) == 1
 
 
-def test_broken_connection_is_discarded(pool, db):
+def test_connection_closed_while_idle_is_replaced(pool, db):
+    closed = backend_pid(pool)
+    query(db, "SELECT pg_terminate_backend(%s)", closed)
+    time.sleep(0.1)  # the server's goodbye reaches the socket
+    assert backend_pid(pool) != closed  # no error: a new connection
+    assert pool.size == 1
+
+
+def test_connection_broken_in_use_is_discarded(pool):
     broken = backend_pid(pool)
-    query(db, "SELECT pg_terminate_backend(%s)", broken)
     with pytest.raises(psycopg2.OperationalError):
-        backend_pid(pool)  # the request that meets the dead connection fails...
+        with pool.acquire() as connection, connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(pg_backend_pid())")
     assert pool.size == 0
-    assert backend_pid(pool) != broken  # ...and the next one gets a new connection
+    assert backend_pid(pool) != broken
 
 
 def test_waits_for_a_free_connection(pool):
