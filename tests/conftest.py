@@ -6,7 +6,6 @@ table); without it, a `dvdrental_test` database on the embedded Postgres.
 """
 
 import os
-import socket
 from dataclasses import dataclass
 
 import psycopg2
@@ -47,12 +46,6 @@ def query(connection, sql, *params):
         return cursor.fetchall()
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @dataclass
 class Server:
     app: str
@@ -66,7 +59,7 @@ class Server:
 
 def serve(app, database_url, log_dir, **settings):
     """Start app; yield a Server once /health answers; stop it afterwards."""
-    port = free_port()
+    port = embedded.free_port()
     log_path = log_dir / f"{app}-{port}.log"
     with open(log_path, "w") as log:
         process = start_app(app, port, database_url, log=log, **settings)
