@@ -53,6 +53,21 @@ def parse_year(value):
     return int(value)
 
 
+def read_body(read):
+    """The request body through a sync stream's read(n), up to one byte more
+    than allowed: enough for parse_review to tell a body that is too large,
+    whether or not it declared its Content-Length. A chunked stream's read(n)
+    may return less than n before the end, hence the loop."""
+    chunks, size = [], 0
+    while size <= MAX_BODY_BYTES:
+        chunk = read(MAX_BODY_BYTES + 1 - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
 def parse_review(body):
     """Request body bytes -> (film_id, rating).
 

@@ -17,17 +17,21 @@ MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 413: BODY_TOO_LARGE}
 
 
 def init_app(app):
-    app.before_request(limit_body)
+    app.before_request(refuse_before_routing)
     app.register_error_handler(ContractError, contract_error)
     app.register_error_handler(HTTPException, http_error)
     app.register_error_handler(TimeoutError, database_unavailable)
     app.register_error_handler(psycopg2.OperationalError, database_unavailable)
 
 
-def limit_body():
-    """413 for a declared oversized body on any route, even one that never reads it."""
+def refuse_before_routing():
+    """What the contract refuses whatever the route: a declared oversized body
+    (413, even where the body is never read) and an empty path segment (404:
+    Werkzeug drops leading slashes, so //films/995/ would find film 995)."""
     if (request.content_length or 0) > MAX_BODY_BYTES:
         return error(413, BODY_TOO_LARGE)
+    if "//" in request.environ["PATH_INFO"]:
+        return error(404, NOT_FOUND)
 
 
 def contract_error(exception):

@@ -2,7 +2,7 @@
 
 from flask import Blueprint, request
 
-from common.contract import MAX_BODY_BYTES, UNKNOWN_FILM, ContractError, parse_review
+from common.contract import UNKNOWN_FILM, ContractError, parse_review, read_body
 
 from .db import acquire
 
@@ -23,9 +23,7 @@ def create_review():
     400 if the body is not JSON, 422 if it is not a review of an existing film,
     413 if it is larger than the contract allows.
     """
-    # One byte more than allowed is enough to tell a body that is too large,
-    # whether or not it declared its Content-Length.
-    film_id, rating = parse_review(request.stream.read(MAX_BODY_BYTES + 1))
+    film_id, rating = parse_review(read_body(request.stream.read))
     with acquire() as connection:
         with connection.cursor() as cursor:
             cursor.execute(INSERT_REVIEW, (rating, film_id))

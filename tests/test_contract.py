@@ -13,6 +13,9 @@ REVIEW = {"film_id": 995, "rating": 4}
 
 
 def call(server, method, path, body=None, headers=None):
+    """One request; a list body is sent chunked, one chunk per item."""
+    if isinstance(body, list):
+        body = iter(body)
     return requests.request(method, server.url + path, data=body, headers=headers, timeout=10)
 
 
@@ -72,7 +75,7 @@ def test_post_review(server, db, path):
         pytest.param(json.dumps({**REVIEW, "extra": [1]}), {}, id="extra-member"),
         pytest.param(json.dumps({"film_id": 1, "rating": 5}), {}, id="edges"),
         pytest.param(
-            iter([b'{"film_id": 995,', b' "rating": 4}']),
+            [b'{"film_id": 995,', b' "rating": 4}'],
             {"Content-Type": "application/json"},
             id="chunked",
         ),
@@ -100,6 +103,8 @@ ERRORS = [
     ("GET", "/films//995/", None, 404, contract.NOT_FOUND),
     ("GET", "/films/995//", None, 404, contract.NOT_FOUND),
     ("GET", "/health//", None, 404, contract.NOT_FOUND),
+    ("GET", "//films/995/", None, 404, contract.NOT_FOUND),
+    ("GET", "//health", None, 404, contract.NOT_FOUND),
     ("GET", "/reviews/995/", None, 404, contract.NOT_FOUND),
     ("GET", "/FILMS/", None, 404, contract.NOT_FOUND),
     ("GET", "/films/0/", None, 404, contract.FILM_NOT_FOUND),
@@ -186,6 +191,7 @@ ERRORS = [
     ("POST", "/reviews/", TOO_LARGE, 413, contract.BODY_TOO_LARGE),
     ("GET", "/films/", TOO_LARGE, 413, contract.BODY_TOO_LARGE),
     ("POST", "/nope", TOO_LARGE, 413, contract.BODY_TOO_LARGE),
+    ("POST", "//reviews/", TOO_LARGE, 413, contract.BODY_TOO_LARGE),
 ]
 
 
@@ -206,9 +212,7 @@ def test_errors(server, db, method, path, body, status, message):
 
 
 def test_chunked_body_too_large(server, db):
-    chunks = iter(
-        [b'{"film_id": 995, "rating": 4, "pad": "', b"x" * 2 * contract.MAX_BODY_BYTES, b'"}']
-    )
+    chunks = [b'{"film_id": 995, "rating": 4, "pad": "', b"x" * 2 * contract.MAX_BODY_BYTES, b'"}']
     response = call(server, "POST", "/reviews/", chunks)
     assert_json(response, 413, {"error": contract.BODY_TOO_LARGE})
     assert reviews(db) == []
