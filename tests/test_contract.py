@@ -28,7 +28,17 @@ def assert_json(response, status, body):
     assert response.headers["Content-Type"] == "application/json"
 
 
-@pytest.mark.parametrize("path", ["/films/995/", "/films/995", "/films/0995/", "/films/%39%39%35/"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/films/995/",
+        "/films/995",
+        "/films/0995/",
+        "/films/%39%39%35/",
+        "/%66ilms/995/",
+        "/films%2F995",
+    ],
+)
 def test_get_film(server, db, path):
     [(title, year)] = query(db, "SELECT title, release_year FROM film WHERE film_id = 995")
     response = call(server, "GET", path)

@@ -75,14 +75,19 @@ def wait_healthy(process, url, timeout=30.0):
 
 
 def stop(process, timeout=10.0):
-    """SIGTERM the server's process group, then SIGKILL what is left."""
+    """SIGTERM the server, as docker stop does: its master stops its workers.
+    Then SIGKILL whatever is left in its process group."""
     if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
+        process.terminate()
         try:
             process.wait(timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # the group is empty: everything stopped by itself
+    process.wait()
 
 
 def main():

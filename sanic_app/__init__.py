@@ -1,0 +1,45 @@
+"""The films/reviews API on Sanic + asyncpg.
+
+Sanic's own server builds one app per worker process:
+'sanic sanic_app:create_app --factory' (see serve.sh).
+"""
+
+from urllib.parse import unquote
+
+from sanic import Request, Sanic
+
+from common.contract import MAX_BODY_BYTES
+from common.settings import Settings
+
+from . import db, errors, films, health, reviews
+
+
+def create_app(*, settings=None):
+    """Application factory; settings default to the environment's.
+
+    Keyword-only: sanic --factory passes its command-line arguments to a
+    factory that takes a positional argument.
+    """
+    settings = settings or Settings.from_env()
+    # The contract: one trailing slash is optional, and never a redirect. Routes
+    # are declared without it; strict_slashes=False accepts it.
+    app = Sanic(__name__, strict_slashes=False, request_class=DecodedPathRequest)
+    # Sanic's own limit (100 MB by default) is the contract's 413, also for a
+    # chunked body, which it counts as it reads.
+    app.config.REQUEST_MAX_SIZE = MAX_BODY_BYTES
+    db.init_app(app, settings)
+    errors.init_app(app)
+    app.blueprint(films.blueprint)
+    app.blueprint(reviews.blueprint)
+    app.blueprint(health.blueprint)
+    return app
+
+
+class DecodedPathRequest(Request):
+    """Routes on the percent-decoded path, as WSGI's PATH_INFO and ASGI's path
+    are: /%66ilms/995 is /films/995 and %2F is a slash. Sanic routes on the raw
+    path, where a %2F would be part of a segment."""
+
+    @property
+    def path(self):
+        return unquote(super().path)
