@@ -1,0 +1,32 @@
+"""The films/reviews API on Quart + asyncpg.
+
+uvicorn builds one app per worker process: 'quart_app:create_app --factory'
+(see serve.sh).
+"""
+
+from quart import Quart
+
+from common.contract import MAX_BODY_BYTES
+from common.settings import Settings
+
+from . import db, errors, films, health, reviews
+
+
+def create_app(settings=None):
+    """Application factory; settings default to the environment's."""
+    settings = settings or Settings.from_env()
+    app = Quart(__name__)
+    app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False  # OPTIONS is not in the API: 405
+    # Quart's own limit (16 MB by default) is the contract's 413, also for a
+    # chunked body, which it counts as it arrives.
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+    # The contract: one trailing slash is optional, and never a redirect. Routes
+    # are declared without it; strict_slashes=False accepts it.
+    app.url_map.strict_slashes = False
+    app.url_map.merge_slashes = False
+    db.init_app(app, settings)
+    errors.init_app(app)
+    app.register_blueprint(films.blueprint)
+    app.register_blueprint(reviews.blueprint)
+    app.register_blueprint(health.blueprint)
+    return app

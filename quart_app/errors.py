@@ -1,0 +1,74 @@
+"""Every error as JSON {"error": message}, the same in all four apps."""
+
+import asyncpg
+from quart import jsonify, request
+from werkzeug.exceptions import HTTPException
+
+from common.contract import (
+    BODY_TOO_LARGE,
+    DATABASE_UNAVAILABLE,
+    MAX_BODY_BYTES,
+    METHOD_NOT_ALLOWED,
+    NOT_FOUND,
+    ContractError,
+)
+
+MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 413: BODY_TOO_LARGE}
+
+# No free connection in time (TimeoutError), or what psycopg2 calls
+# OperationalError in asyncpg's words: the SQLSTATE classes 08, 53, 55, 57 and
+# 58 (no connection, out of resources, database not accepting connections,
+# shutting down, system error), a refused socket, a connection lost mid-query.
+UNAVAILABLE = (
+    TimeoutError,
+    OSError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InsufficientResourcesError,
+    asyncpg.ObjectNotInPrerequisiteStateError,
+    asyncpg.OperatorInterventionError,
+    asyncpg.PostgresSystemError,
+    asyncpg.ConnectionDoesNotExistError,
+)
+
+
+# Every hook is a coroutine function: Quart runs a plain function in a thread.
+def init_app(app):
+    app.before_request(refuse_before_routing)
+    app.register_error_handler(ContractError, contract_error)
+    app.register_error_handler(HTTPException, http_error)
+    for exception in UNAVAILABLE:
+        app.register_error_handler(exception, database_unavailable)
+
+
+async def refuse_before_routing():
+    """What the contract refuses whatever the route: a declared oversized body
+    (413, even where the body is never read) and an empty path segment (404:
+    Werkzeug drops leading slashes, so //films/995/ would find film 995)."""
+    if (request.content_length or 0) > MAX_BODY_BYTES:
+        return error(413, BODY_TOO_LARGE)
+    if "//" in request.scope["path"]:
+        return error(404, NOT_FOUND)
+
+
+async def contract_error(exception):
+    return error(exception.status, exception.message)
+
+
+async def http_error(exception):
+    """Quart's own errors (404, 405, 413, ...), keeping their headers (Allow)."""
+    response = error(exception.code, MESSAGES.get(exception.code, exception.description))
+    for name, value in exception.get_headers():
+        if name != "Content-Type":
+            response.headers[name] = value
+    return response
+
+
+async def database_unavailable(exception):
+    """The pool had no free connection in time, or Postgres did not answer."""
+    return error(503, DATABASE_UNAVAILABLE)
+
+
+def error(status, message):
+    response = jsonify(error=message)
+    response.status_code = status
+    return response

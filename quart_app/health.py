@@ -1,0 +1,17 @@
+"""GET /health."""
+
+from quart import Blueprint
+
+from .db import acquire
+
+blueprint = Blueprint("health", __name__)
+
+SELECT_ONE = "SELECT 1"
+
+
+@blueprint.get("/health")
+async def health():
+    """200 when the database answers; 503 (see errors.py) when it does not."""
+    async with acquire() as connection:
+        await connection.execute(SELECT_ONE)
+    return {"status": "ok"}
