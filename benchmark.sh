@@ -1,30 +1,38 @@
 #!/usr/bin/env bash
-# Serve or measure one of the four apps. See usage().
+# Measure the apps, or serve one. See usage(); the measuring is bench/ (Python).
 set -Eeuo pipefail
 cd "$(dirname "$0")"
 
 usage() {
     cat <<'USAGE'
 Usage:
-  ./benchmark.sh --serve APP [--port N]   serve APP until Ctrl-C
+  ./benchmark.sh APP... [options]          measure apps (APP: flask, quart, sanic, falcon, all)
+  ./benchmark.sh APP --target URL          measure a server that is already running
+  ./benchmark.sh --serve APP [--port N]    serve APP until Ctrl-C
+  ./benchmark.sh --help                    every option
 
-APP is one of: flask.
 Uses DATABASE_URL if set, else a throwaway Postgres in .pgdata/.
+Results: results/ (JSON, Markdown, PNG chart, logs).
 USAGE
 }
 
-app="" port=8000 mode=""
-while (($#)); do
-    case "$1" in
-        --serve) mode=serve; app="${2:?--serve needs an app}"; shift 2 ;;
-        --port) port="${2:?--port needs a number}"; shift 2 ;;
-        -h|--help) usage; exit 0 ;;
-        *) usage >&2; exit 2 ;;
-    esac
-done
-
+if (($# == 0)); then
+    usage >&2
+    exit 2
+fi
+if [[ "$1" == "--serve" ]]; then
+    app="${2:?--serve needs an app}" port=8000
+    shift 2
+    while (($#)); do
+        case "$1" in
+            --port) port="${2:?--port needs a number}"; shift 2 ;;
+            *) usage >&2; exit 2 ;;
+        esac
+    done
+    bash scripts/venv.sh
+    exec .venv/bin/python -m tools.serve "$app" --port "$port"
+fi
 bash scripts/venv.sh
-case "$mode" in
-    serve) exec .venv/bin/python -m tools.serve "$app" --port "$port" ;;
-    *) usage >&2; exit 2 ;;
-esac
+# Python owns every process it starts from here, and stops them on exit,
+# Ctrl-C (SIGINT) or SIGTERM.
+exec .venv/bin/python -m bench "$@"

@@ -82,9 +82,10 @@ def url(port, database=DATABASE):
     return f"postgresql://postgres@127.0.0.1:{port}/{database}"
 
 
-def start(database=DATABASE):
+def start(database=DATABASE, **settings):
     """Start the server (initialising it the first time), create the database
-    if missing, and return its URL."""
+    if missing, and return its URL. settings override SETTINGS, e.g.
+    max_connections=300, when this call starts the server."""
     port = running_port()
     if port is None:
         DATA_DIR.mkdir(exist_ok=True)
@@ -106,7 +107,7 @@ def start(database=DATABASE):
             )
         port = free_port()
         options = f"-p {port} -k {DATA_DIR}" + "".join(
-            f" -c {key}={value}" for key, value in SETTINGS.items()
+            f" -c {key}={value}" for key, value in {**SETTINGS, **settings}.items()
         )
         run_as_owner(
             [

@@ -1,0 +1,231 @@
+"""./benchmark.sh's options, and the run from start to saved results."""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import sys
+
+from tools.serve import APPS
+
+from .run import BenchmarkError, Options, run
+from .wrk import ROUTES
+
+EPILOG = """\
+examples:
+  ./benchmark.sh quart                       about a minute: tuned deployment, 20 connections
+  ./benchmark.sh all --deployment both       every app, article's and tuned deployments
+  ./benchmark.sh flask quart -c 20,64,256    a concurrency sweep
+  ./benchmark.sh all --duration 5m           the article's run length
+  ./benchmark.sh quart --target http://quart:8000 --database-url postgresql://...
+                                             measure a server that is already running
+  ./benchmark.sh --serve flask --port 8000   serve an app until Ctrl-C
+
+Results go to results/ as JSON, Markdown and a PNG chart, one set per run.
+Without DATABASE_URL / --database-url, a throwaway Postgres runs in .pgdata/.
+"""
+
+
+def seconds(text):
+    """'8', '8s', '2m', '1h' -> seconds."""
+    match = re.fullmatch(r"(\d+)([smh]?)", text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 10s or 5m)")
+    return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+
+
+def int_list(text):
+    try:
+        values = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"not a list of positive numbers: {text!r}")
+    return values
+
+
+def choice_list(choices, all_word=None):
+    def parse(text):
+        names = [name.strip() for name in text.split(",") if name.strip()]
+        if all_word and names == [all_word]:
+            return list(choices)
+        unknown = [name for name in names if name not in choices]
+        if unknown or not names:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: choose from {', '.join(choices)}"
+                + (f" or {all_word}" if all_word else "")
+            )
+        return names
+
+    return parse
+
+
+def pin_spec(text):
+    parts = text.split(":")
+    if len(parts) != 3 or not all(re.fullmatch(r"[0-9,-]+", part) for part in parts):
+        raise argparse.ArgumentTypeError(
+            f"--pin wants APP:DB:LOAD CPU lists, e.g. 0:1:1, not {text!r}"
+        )
+    return dict(zip(("app", "db", "load"), parts, strict=True))
+
+
+def env_setting(text):
+    name, equals, value = text.partition("=")
+    if not equals or not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
+        raise argparse.ArgumentTypeError(f"--env wants NAME=VALUE, not {text!r}")
+    return name, value
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="./benchmark.sh",
+        description="Measure the apps with wrk, Postgres alone with pgbench, and compare.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "apps", nargs="+", metavar="APP", help=f"one or more of: {', '.join(APPS)}; or all"
+    )
+    p.add_argument("--duration", type=seconds, default=8, help="per measured run (default 8s)")
+    p.add_argument(
+        "--warmup",
+        type=seconds,
+        default=2,
+        help="unmeasured run before each measured one (default 2s; 0: none)",
+    )
+    p.add_argument(
+        "-c",
+        "--connections",
+        type=int_list,
+        default=[20],
+        help="wrk connections; a list sweeps, e.g. 20,64,256 (default 20, the article's)",
+    )
+    p.add_argument("-t", "--threads", type=int, default=2, help="wrk threads (default 2)")
+    p.add_argument(
+        "--timeout",
+        type=seconds,
+        default=10,
+        help="wrk counts a slower response as a timeout error (default 10s)",
+    )
+    p.add_argument(
+        "--routes",
+        type=choice_list(list(ROUTES)),
+        default=list(ROUTES),
+        help=f"comma list of {', '.join(ROUTES)} (default all three)",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs per figure; the report shows the median and min-max (default 1)",
+    )
+    p.add_argument(
+        "--deployment",
+        type=choice_list(["article", "tuned"], "both"),
+        default=["tuned"],
+        help="article, tuned or both (default tuned; see bench/deployments.py)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="worker processes for every app (default: the deployment's, per CPU budget)",
+    )
+    p.add_argument(
+        "--pool-size",
+        type=int,
+        default=20,
+        help="database connections per worker process (default 20)",
+    )
+    p.add_argument(
+        "--env",
+        type=env_setting,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set for every app's serve.sh, over the deployment's; repeatable, e.g. "
+        "--env WORKER_CLASS=gthread --env GUNICORN_CMD_ARGS=--threads=20",
+    )
+    p.add_argument(
+        "--database-url",
+        default=os.environ.get("DATABASE_URL") or None,
+        help="default DATABASE_URL, else a throwaway Postgres in .pgdata/",
+    )
+    p.add_argument(
+        "--target", metavar="URL", help="measure this already-running server; APP only labels it"
+    )
+    p.add_argument("--port", type=int, default=0, help="port for the app (default: a free one)")
+    p.add_argument(
+        "--pin",
+        type=pin_spec,
+        metavar="APP:DB:LOAD",
+        help="taskset CPU lists for app, Postgres and wrk/pgbench, e.g. 0:1:1",
+    )
+    p.add_argument("--no-pgbench", action="store_true", help="skip the database ceiling")
+    p.add_argument("--results", default="results", help="folder for the results (default results/)")
+    return p
+
+
+def interrupt(signum, frame):
+    """SIGTERM stops a run as Ctrl-C does: through the cleanup in run()."""
+    raise KeyboardInterrupt
+
+
+def shown_command(argv):
+    """The command as saved in the results: a database URL may hold a password."""
+    shown = ["./benchmark.sh"]
+    for arg in argv:
+        if shown[-1] == "--database-url":
+            arg = "$DATABASE_URL"
+        elif arg.startswith("--database-url="):
+            arg = "--database-url=$DATABASE_URL"
+        shown.append(arg)
+    return " ".join(shown)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser().parse_args(argv)
+    # all: Flask first, the app the others are compared with.
+    apps = sorted(APPS, key=lambda app: app != "flask") if args.apps == ["all"] else args.apps
+    if args.target:
+        if len(apps) != 1:
+            sys.exit("--target measures one server: name one APP to label it")
+    else:
+        unknown = [app for app in apps if app not in APPS]
+        if unknown:
+            sys.exit(f"unknown app {', '.join(unknown)}; choose from {', '.join(APPS)} or all")
+    if not shutil.which("wrk"):
+        sys.exit(
+            "wrk is not installed: apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"
+        )
+    if args.pin and not shutil.which("taskset"):
+        sys.exit("--pin needs taskset (util-linux)")
+    signal.signal(signal.SIGTERM, interrupt)
+    options = Options(
+        apps=apps,
+        deployments=args.deployment if not args.target else ["external"],
+        routes=args.routes,
+        connections=args.connections,
+        threads=args.threads,
+        duration=args.duration,
+        warmup=args.warmup,
+        timeout=args.timeout,
+        repeat=args.repeat,
+        workers=args.workers,
+        pool_size=args.pool_size,
+        env=dict(args.env),
+        database_url=args.database_url,
+        target=args.target,
+        port=args.port,
+        pin=args.pin,
+        pgbench=not args.no_pgbench,
+        results_dir=args.results,
+        command=shown_command(argv),
+    )
+    try:
+        run(options)
+    except BenchmarkError as error:
+        sys.exit(f"benchmark failed: {error}")
+    except KeyboardInterrupt:
+        sys.exit("interrupted: everything started was stopped")

@@ -1,0 +1,108 @@
+"""The processes a run starts: free ports, CPU pinning, what they print."""
+
+import contextlib
+import os
+import socket
+from pathlib import Path
+
+from db import embedded
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class PortTaken(RuntimeError):
+    """The port asked for is in use."""
+
+
+def cpu_count(cpus):
+    """How many CPUs a taskset list like 0,2-3 names."""
+    count = 0
+    for part in cpus.split(","):
+        low, _, high = part.partition("-")
+        count += int(high or low) - int(low) + 1
+    return count
+
+
+def cpu_set(cpus):
+    result = set()
+    for part in cpus.split(","):
+        low, _, high = part.partition("-")
+        result.update(range(int(low), int(high or low) + 1))
+    return result
+
+
+@contextlib.contextmanager
+def pinned(cpus):
+    """Processes started inside inherit this CPU affinity (None: no change)."""
+    if not cpus:
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpu_set(cpus))
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+def process_tree(pid):
+    """pid and all its descendants, from /proc."""
+    children = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    tree, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        tree.append(current)
+        todo += children.get(current, [])
+    return tree
+
+
+def pin_database(cpus):
+    """Pin the embedded Postgres (running and future backends); returns a
+    function that restores it. Only the embedded server can be pinned."""
+    pid_file = embedded.DATA_DIR / "postmaster.pid"
+    if not cpus or not pid_file.exists():
+        return lambda: None
+    postmaster = int(pid_file.read_text().split()[0])
+    before = os.sched_getaffinity(postmaster)
+    for pid in process_tree(postmaster):
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(pid, cpu_set(cpus))
+
+    def restore():
+        for pid in process_tree(postmaster):
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(pid, before)
+
+    return restore
+
+
+def free_port(port=0):
+    """port if it is free (0: any free one); BenchmarkError if it is taken."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            raise PortTaken(f"port {port} is taken: choose another with --port") from None
+        return probe.getsockname()[1]
+
+
+def log_tail(path, lines=30):
+    try:
+        return "".join(Path(path).read_text(errors="replace").splitlines(True)[-lines:])
+    except OSError:
+        return ""
+
+
+def server_command(pid):
+    """The server's command line as the kernel knows it."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    parts = [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+    # Relative to the project, as a reader would type it.
+    return " ".join(part.removeprefix(f"{ROOT}{os.sep}") for part in parts)

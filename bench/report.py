@@ -1,0 +1,202 @@
+"""Tables from the results: the article-style ratio table, the latency table,
+the pgbench ceiling; as Markdown, which reads in a terminal too."""
+
+from .wrk import ROUTES
+
+# The article's summary (req/s, wrk -c 20 -d 5m, one worker each), for reference.
+ARTICLE = {"film": (330, 1160), "films": (99, 195), "review": (325, 1114)}
+
+
+def baseline_app(apps):
+    """Ratios are to Flask, the app the article migrates from; else the first."""
+    return "flask" if "flask" in apps else apps[0]
+
+
+def requests_cell(summary):
+    """Median req/s, its min-max when repeated, and any error beside it."""
+    cell = f"{summary['requests_per_s']:,.0f}"
+    if summary["runs"] > 1:
+        cell += f" ({summary['requests_per_s_min']:,.0f}-{summary['requests_per_s_max']:,.0f})"
+    flags = []
+    if summary["socket_errors"]:
+        flags.append(f"{summary['socket_errors']} socket errors")
+    if summary["non_2xx"]:
+        flags.append(f"{summary['non_2xx']} non-2xx")
+    return cell + (f" [{', '.join(flags)}]" if flags else "")
+
+
+def ratio_rows(measurements, pgbench, apps, routes):
+    """One row per route: req/s per app, each app's ratio to the baseline, the
+    pgbench ceiling and each app's share of it. Missing figures are None."""
+    base = baseline_app(apps)
+    by_key = {(m["app"], m["route"]): m["summary"] for m in measurements}
+    ceiling = {p["route"]: p["tps"] for p in pgbench}
+    rows = []
+    for route in routes:
+        rates = {
+            app: by_key[(app, route)]["requests_per_s"] if (app, route) in by_key else None
+            for app in apps
+        }
+        rows.append(
+            {
+                "route": route,
+                "requests_per_s": rates,
+                "ratio": {
+                    app: rate / rates[base] if rate and rates[base] else None
+                    for app, rate in rates.items()
+                    if app != base
+                },
+                "pgbench_tps": ceiling.get(route),
+                "share_of_ceiling": {
+                    app: rate / ceiling[route] if rate and ceiling.get(route) else None
+                    for app, rate in rates.items()
+                },
+            }
+        )
+    return rows
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def number(value, fmt="{:,.0f}"):
+    return "-" if value is None else fmt.format(value)
+
+
+def ratio_table(measurements, pgbench, apps, routes):
+    """The article-style table, as Markdown."""
+    base = baseline_app(apps)
+    by_key = {(m["app"], m["route"]): m["summary"] for m in measurements}
+    others = [app for app in apps if app != base]
+    header = (
+        ["route"]
+        + [f"{app} req/s" for app in apps]
+        + [f"{app}/{base}" for app in others]
+        + ["pgbench tps"]
+        + [f"{app} % of pgbench" for app in apps]
+    )
+    rows = []
+    for row in ratio_rows(measurements, pgbench, apps, routes):
+        route = row["route"]
+        rows.append(
+            [ROUTES[route].label]
+            + [
+                requests_cell(by_key[(app, route)]) if (app, route) in by_key else "not measured"
+                for app in apps
+            ]
+            + [number(row["ratio"][app], "{:.2f}x") for app in others]
+            + [number(row["pgbench_tps"])]
+            + [number(row["share_of_ceiling"][app], "{:.0%}") for app in apps]
+        )
+    return table(header, rows)
+
+
+def latency_table(measurements):
+    header = [
+        "app",
+        "route",
+        "req/s",
+        "mean ms",
+        "p50",
+        "p90",
+        "p99",
+        "max",
+        "socket errors",
+        "non-2xx",
+        "rows added / 2xx (in flight), all runs",
+    ]
+    rows = []
+    for m in measurements:
+        summary, latency, ledger = m["summary"], m["summary"]["latency_ms"], m.get("ledger")
+        if ledger:
+            books = f"{ledger['rows_added']} / {ledger['responses_2xx']} ({ledger['in_flight']})"
+        else:
+            books = "-" if m["route"] != "review" else "not checked (no database)"
+        rows.append(
+            [m["app"], ROUTES[m["route"]].label, requests_cell(summary)]
+            + [f"{latency[key]:.1f}" for key in ("mean", "p50", "p90", "p99", "max")]
+            + [str(summary["socket_errors"]), str(summary["non_2xx"]), books]
+        )
+    return table(header, rows)
+
+
+def markdown(results):
+    """The whole report: one section per deployment and connection count."""
+    wrk = results["wrk"]
+    lines = [
+        f"# Benchmark {results['environment']['date']}",
+        "",
+        f"`{results['command']}` at commit `{results['environment']['git_commit']}`"
+        + (" (uncommitted changes)" if results["environment"]["git_dirty"] else "")
+        + f" on {results['environment']['cpu_count']} x {results['environment']['cpu_model']}.",
+        f"Python {results['environment']['python']}, {results['environment']['wrk']}.",
+        f"wrk: {wrk['threads']} threads, {wrk['duration_s']}s per run after a "
+        f"{wrk['warmup_s']}s warm-up, {wrk['repeat']} run(s) per figure (median, min-max).",
+    ]
+    pin = results.get("pinning")
+    lines.append(
+        f"CPU pinning (taskset): app {pin['app']}, Postgres {pin['db']}, wrk and pgbench "
+        f"{pin['load']}."
+        if pin
+        else "No CPU pinning: app, Postgres and wrk share every core."
+    )
+    lines.append("")
+    for app in results["apps"]:
+        if app["status"] != "measured":
+            lines.append(f"**{app['app']} ({app['deployment']}) not measured:** {app['reason']}")
+            lines.append("")
+    for section in sections(results):
+        deployment, connections, measurements, pgbench, apps = section
+        lines += [f"## {deployment} deployment, {connections} connections", ""]
+        notes = {app.get("note") for app in results["apps"] if app["deployment"] == deployment}
+        lines += [f"_{note}_\n" for note in notes if note]
+        clients = {p["clients"] for p in pgbench} - {connections}
+        if clients:
+            lines += [
+                f"pgbench ran {', '.join(map(str, clients))} clients, all max_connections allows.\n"
+            ]
+        lines += [ratio_table(measurements, pgbench, apps, wrk["routes"]), ""]
+        lines += [latency_table(measurements), ""]
+        for app in results["apps"]:
+            if app["deployment"] == deployment and app["status"] == "measured":
+                line = f"- {app['app']}: `{app['server_command']}`"
+                if app["workers"]:
+                    line += f", {app['workers']} worker(s), pool {app['pool_size']}"
+                versions = ", ".join(f"{name} {v}" for name, v in app["versions"].items())
+                lines.append(f"{line}; {versions}")
+        lines.append("")
+    database = results.get("database") or {}
+    if database:
+        lines.append(
+            "Postgres: " + ", ".join(f"{key} = {value}" for key, value in database.items())
+        )
+        lines.append("")
+    lines.append(
+        "The article (Flask / Quart req/s, one worker each, wrk -c 20 -d 5m): "
+        + "; ".join(
+            f"{ROUTES[key].label} {flask} / {quart}" for key, (flask, quart) in ARTICLE.items()
+        )
+    )
+    return "\n".join(lines) + "\n"
+
+
+def sections(results):
+    """(deployment, connections, measurements, pgbench, apps measured) in run order."""
+    keys = []
+    for m in results["measurements"]:
+        if (m["deployment"], m["connections"]) not in keys:
+            keys.append((m["deployment"], m["connections"]))
+    for deployment, connections in keys:
+        measurements = [
+            m
+            for m in results["measurements"]
+            if (m["deployment"], m["connections"]) == (deployment, connections)
+        ]
+        apps = list(dict.fromkeys(m["app"] for m in measurements))
+        base = baseline_app(apps)
+        apps.sort(key=lambda app: app != base)  # the baseline first
+        pgbench = [p for p in results["pgbench"] if p["connections"] == connections]
+        yield deployment, connections, measurements, pgbench, apps

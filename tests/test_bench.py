@@ -1,0 +1,236 @@
+"""The parts of bench/ that compute: wrk's report, the ratio table, the
+nothing-lost check (on the real database), pgbench's ceiling, the options."""
+
+import http.server
+import shutil
+import threading
+
+import pytest
+
+from bench import cli, database, pgbench, report, verify, wrk
+from bench.database import LostWrites, check_nothing_lost
+from tests.conftest import query
+
+# wrk's output with lua/report.lua, as captured from a run against flask.
+WRK_OUTPUT = """\
+Running 2s test @ http://127.0.0.1:8731/films/995/
+  2 threads and 4 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     2.41ms    1.20ms  20.49ms   92.56%
+  3292 requests in 2.00s, 655.97KB read
+Requests/sec:   1643.38
+BENCH_JSON {"duration_us": 2000000, "requests": 3300, "bytes": 671713, \
+"errors": {"connect": 1, "read": 2, "write": 0, "status": 8, "timeout": 3}, \
+"statuses": {"200": 3290, "404": 2, "503": 6, "302": 2}, \
+"latency_us": {"min": 838, "max": 20489, "mean": 2410.1, "stdev": 1204.8, \
+"percentiles": {"50": 2175, "75": 2610, "90": 3230, "99": 6499, "99.9": 18055}}}
+"""
+
+
+def test_report_parsing():
+    parsed = wrk.parse_report(WRK_OUTPUT)
+    assert parsed["requests"] == 3300
+    assert parsed["requests_per_s"] == pytest.approx(1650.0)
+    assert parsed["ok"] == 3290
+    assert parsed["non_2xx"] == 10  # 404, 503 and the redirects wrk itself lets pass
+    assert parsed["socket_errors"] == 6  # connect + read + write + timeout
+    assert parsed["latency_ms"] == {
+        "mean": pytest.approx(2.4101),
+        "p50": 2.175,
+        "p75": 2.61,
+        "p90": 3.23,
+        "p99": 6.499,
+        "p99.9": 18.055,
+        "max": 20.489,
+    }
+
+
+def test_report_parsing_without_the_json_line_fails():
+    with pytest.raises(wrk.WrkError, match="no report"):
+        wrk.parse_report("Running 2s test @ http://127.0.0.1/\nRequests/sec: 1.0\n")
+
+
+def reported(rate, **extra):
+    return {
+        "requests_per_s": rate,
+        "requests": int(rate),
+        "socket_errors": 0,
+        "non_2xx": 0,
+        "latency_ms": {"p99": rate / 100},
+        **extra,
+    }
+
+
+def test_summary_is_the_median_with_min_and_max_and_every_error():
+    runs = [reported(300), reported(100, socket_errors=2), reported(200, non_2xx=1)]
+    summary = wrk.summarize(runs)
+    assert summary["requests_per_s"] == 200
+    assert (summary["requests_per_s_min"], summary["requests_per_s_max"]) == (100, 300)
+    assert summary["latency_ms"] == {"p99": 2.0}  # the median run's
+    assert (summary["socket_errors"], summary["non_2xx"], summary["runs"]) == (2, 1, 3)
+
+
+def measurement(app, route, rate):
+    return {"app": app, "route": route, "summary": wrk.summarize([reported(rate)])}
+
+
+def test_ratio_rows_are_to_flask_and_to_the_pgbench_ceiling():
+    measurements = [
+        measurement("quart", "film", 1160),
+        measurement("flask", "film", 330),
+        measurement("flask", "films", 99),
+    ]
+    ceiling = [{"route": "film", "tps": 3300.0}]
+    rows = report.ratio_rows(measurements, ceiling, ["flask", "quart"], ["film", "films"])
+    film, films = rows
+    assert film["requests_per_s"] == {"flask": 330, "quart": 1160}
+    assert film["ratio"] == {"quart": pytest.approx(1160 / 330)}
+    assert film["share_of_ceiling"] == {
+        "flask": pytest.approx(0.1),
+        "quart": pytest.approx(1160 / 3300),
+    }
+    assert films["ratio"] == {"quart": None}  # quart has no figure for it
+    assert films["pgbench_tps"] is None
+
+
+def test_ratio_table_without_flask_is_to_the_first_app():
+    measurements = [measurement("sanic", "film", 200), measurement("quart", "film", 100)]
+    text = report.ratio_table(measurements, [], ["quart", "sanic"], ["film"])
+    assert "sanic/quart" in text and "| GET /films/995/ | 100 | 200 | 2.00x |" in text
+
+
+def test_requests_cell_shows_spread_and_errors_beside_the_number():
+    summary = wrk.summarize([reported(90), reported(110, socket_errors=3, non_2xx=4)])
+    assert report.requests_cell(summary) == "100 (90-110) [3 socket errors, 4 non-2xx]"
+
+
+def insert_reviews(connection, count):
+    for _ in range(count):
+        query(connection, "INSERT INTO review (film_id, rating) VALUES (995, 4) RETURNING 1")
+
+
+def test_nothing_lost_counts_the_rows_in_the_real_table(db):
+    insert_reviews(db, 5)
+    rows = database.settled_review_count(db, interval=0.05)
+    ledger = check_nothing_lost(responses_2xx=3, rows_added=rows, connections=20)
+    assert ledger.as_dict() == {
+        "responses_2xx": 3,
+        "rows_added": 5,
+        "connections": 20,
+        "in_flight": 2,
+        "ok": True,
+    }
+    database.reset_reviews(db)
+    assert database.settled_review_count(db, interval=0.05) == 0
+
+
+def test_a_2xx_without_its_row_is_a_lost_write(db):
+    insert_reviews(db, 4)
+    rows = database.settled_review_count(db, interval=0.05)
+    with pytest.raises(LostWrites, match="5 responses said 201 but only 4 rows"):
+        check_nothing_lost(responses_2xx=5, rows_added=rows, connections=20)
+
+
+def test_more_rows_than_requests_in_flight_fails_too(db):
+    insert_reviews(db, 8)
+    rows = database.settled_review_count(db, interval=0.05)
+    check_nothing_lost(responses_2xx=4, rows_added=rows, connections=4)
+    with pytest.raises(LostWrites, match="more than the 3 requests"):
+        check_nothing_lost(responses_2xx=4, rows_added=rows, connections=3)
+
+
+def test_server_settings_state_durability(db):
+    settings = database.server_settings(db)
+    assert settings["fsync"] in ("on", "off") and int(settings["max_connections"]) > 0
+
+
+def test_pgbench_runs_the_apps_sql_on_the_real_database(database_url, db):
+    result = pgbench.run(database_url, "review", clients=2, threads=1, duration=1)
+    assert result["tps"] > 0 and result["failed"] == 0 and result["clients"] == 2
+    assert "$DATABASE_URL" in result["command"] and database_url not in result["command"]
+    [(rows,)] = query(db, "SELECT count(*) FROM review WHERE film_id = 995 AND rating = 4")
+    assert rows > 0
+
+
+def test_pgbench_output_parsing():
+    text = "number of failed transactions: 2 (0.1%)\nlatency average = 0.930 ms\n"
+    text += "tps = 4300.355359 (without initial connection time)\n"
+    assert pgbench.parse_output(text) == {"tps": 4300.355359, "latency_ms": 0.93, "failed": 2}
+
+
+class StatusHandler(http.server.BaseHTTPRequestHandler):
+    """Answers 200 on /ok and 404 elsewhere, always with a JSON body."""
+
+    def do_GET(self):
+        self.send_response(200 if self.path == "/ok" else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def status_server():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StatusHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed")
+def test_the_lua_report_counts_responses_by_status(status_server):
+    route = wrk.Route("missing", "GET /missing", "/missing", "report.lua")
+    parsed = wrk.run(wrk.command(status_server, route, 2, 1, 1, 5))
+    assert parsed["requests"] > 0 and parsed["ok"] == 0
+    assert parsed["non_2xx"] == parsed["requests"] == parsed["statuses"][404]
+
+
+def test_verification_names_what_is_wrong(status_server):
+    problems = verify.verify_route(status_server, wrk.ROUTES["film"])
+    assert problems == [
+        "GET /films/995/: status 404, expected 200",
+        "GET /films/995/: body is not film 995",
+    ]
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("8", 8), ("8s", 8), ("5m", 300), ("1h", 3600)])
+def test_durations(text, seconds):
+    assert cli.seconds(text) == seconds
+
+
+def test_options():
+    args = cli.parser().parse_args(
+        [
+            "all",
+            "-c",
+            "20,64,256",
+            "--deployment",
+            "both",
+            "--routes",
+            "film,review",
+            "--pin",
+            "0:1:1",
+            "--env",
+            "WORKER_CLASS=gthread",
+            "--env",
+            "GUNICORN_CMD_ARGS=--threads 20",
+        ]
+    )
+    assert args.connections == [20, 64, 256]
+    assert args.deployment == ["article", "tuned"]
+    assert args.routes == ["film", "review"]
+    assert args.pin == {"app": "0", "db": "1", "load": "1"}
+    assert dict(args.env) == {"WORKER_CLASS": "gthread", "GUNICORN_CMD_ARGS": "--threads 20"}
+    for wrong in (["--routes", "films,nope"], ["--env", "WORKERS"], ["--env", "a b=1"]):
+        with pytest.raises(SystemExit):
+            cli.parser().parse_args(["flask", *wrong])
+
+
+def test_a_database_url_is_not_saved_in_the_command():
+    shown = cli.shown_command(["flask", "--database-url", "postgresql://u:secret@h/db"])
+    assert shown == "./benchmark.sh flask --database-url $DATABASE_URL"

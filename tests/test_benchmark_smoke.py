@@ -1,0 +1,57 @@
+"""End to end: ./benchmark.sh measures each app briefly and writes its results."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tools.serve import APPS
+
+ROOT = Path(__file__).resolve().parent.parent
+ROUTES = {"film", "films", "review"}
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_benchmark_measures_every_route_and_loses_nothing(app, database_url, tmp_path):
+    # The ceiling once is enough to know pgbench runs end to end.
+    ceiling = [] if app == APPS[0] else ["--no-pgbench"]
+    completed = subprocess.run(
+        [
+            "./benchmark.sh",
+            app,
+            "--duration",
+            "2s",
+            "--warmup",
+            "1s",
+            "--workers",
+            "2",
+            "--database-url",
+            database_url,
+            "--results",
+            str(tmp_path),
+            *ceiling,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    [path] = tmp_path.glob("*.json")
+    results = json.loads(path.read_text())
+    [record] = results["apps"]
+    assert (record["app"], record["status"], record["workers"]) == (app, "measured", 2)
+    measurements = {m["route"]: m for m in results["measurements"]}
+    assert set(measurements) == ROUTES
+    for measurement in measurements.values():
+        summary = measurement["summary"]
+        assert summary["requests"] > 0 and summary["non_2xx"] == 0, measurement
+    ledger = measurements["review"]["ledger"]
+    assert ledger["rows_added"] - ledger["responses_2xx"] == ledger["in_flight"]
+    assert 0 <= ledger["in_flight"] <= 20 and ledger["responses_2xx"] > 0
+    assert results["environment"]["git_commit"] and results["database"]["fsync"]
+    if not ceiling:
+        assert {p["route"] for p in results["pgbench"]} == ROUTES
+    assert path.with_suffix(".md").read_text().startswith("# Benchmark")
+    assert path.with_suffix(".png").stat().st_size > 10_000
