@@ -15,6 +15,8 @@ from db import embedded
 from flask_app.films import SELECT_FILM, SELECT_FILMS
 from flask_app.reviews import INSERT_REVIEW
 
+from .processes import taskset
+
 SCRIPTS = {
     "film": "\\set film_id 995\n" + SELECT_FILM % (":film_id",) + ";\n",
     "films": "\\set year 2000\n" + SELECT_FILMS % (":year",) + ";\n",
@@ -39,7 +41,7 @@ def command(database_url, script_path, clients, threads, duration, pin=None):
         f"--file={script_path}",
         database_url,
     ]
-    return ["taskset", "--cpu-list", pin, *args] if pin else args
+    return taskset(args, pin)
 
 
 def run(database_url, route_key, clients, threads, duration, pin=None, log=None):

@@ -2,7 +2,6 @@
 
 import contextlib
 import os
-import socket
 from pathlib import Path
 
 from db import embedded
@@ -14,21 +13,18 @@ class PortTaken(RuntimeError):
     """The port asked for is in use."""
 
 
-def cpu_count(cpus):
-    """How many CPUs a taskset list like 0,2-3 names."""
-    count = 0
-    for part in cpus.split(","):
-        low, _, high = part.partition("-")
-        count += int(high or low) - int(low) + 1
-    return count
-
-
 def cpu_set(cpus):
+    """The CPUs a taskset list like 0,2-3 names."""
     result = set()
     for part in cpus.split(","):
         low, _, high = part.partition("-")
         result.update(range(int(low), int(high or low) + 1))
     return result
+
+
+def taskset(args, cpus):
+    """args run on the CPUs listed (None: anywhere)."""
+    return ["taskset", "--cpu-list", cpus, *args] if cpus else args
 
 
 @contextlib.contextmanager
@@ -81,13 +77,11 @@ def pin_database(cpus):
 
 
 def free_port(port=0):
-    """port if it is free (0: any free one); BenchmarkError if it is taken."""
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            raise PortTaken(f"port {port} is taken: choose another with --port") from None
-        return probe.getsockname()[1]
+    """port if it is free (0: any free one); PortTaken if it is not."""
+    try:
+        return embedded.free_port(port)
+    except OSError:
+        raise PortTaken(f"port {port} is taken: choose another with --port") from None
 
 
 def log_tail(path, lines=30):

@@ -33,13 +33,15 @@ def ratio_rows(measurements, pgbench, apps, routes):
     ceiling = {p["route"]: p["tps"] for p in pgbench}
     rows = []
     for route in routes:
+        summaries = {app: by_key.get((app, route)) for app in apps}
         rates = {
-            app: by_key[(app, route)]["requests_per_s"] if (app, route) in by_key else None
-            for app in apps
+            app: summary["requests_per_s"] if summary else None
+            for app, summary in summaries.items()
         }
         rows.append(
             {
                 "route": route,
+                "summaries": summaries,
                 "requests_per_s": rates,
                 "ratio": {
                     app: rate / rates[base] if rate and rates[base] else None
@@ -69,7 +71,6 @@ def number(value, fmt="{:,.0f}"):
 def ratio_table(measurements, pgbench, apps, routes):
     """The article-style table, as Markdown."""
     base = baseline_app(apps)
-    by_key = {(m["app"], m["route"]): m["summary"] for m in measurements}
     others = [app for app in apps if app != base]
     header = (
         ["route"]
@@ -80,13 +81,10 @@ def ratio_table(measurements, pgbench, apps, routes):
     )
     rows = []
     for row in ratio_rows(measurements, pgbench, apps, routes):
-        route = row["route"]
+        summaries = row["summaries"]
         rows.append(
-            [ROUTES[route].label]
-            + [
-                requests_cell(by_key[(app, route)]) if (app, route) in by_key else "not measured"
-                for app in apps
-            ]
+            [ROUTES[row["route"]].label]
+            + [requests_cell(summaries[app]) if summaries[app] else "not measured" for app in apps]
             + [number(row["ratio"][app], "{:.2f}x") for app in others]
             + [number(row["pgbench_tps"])]
             + [number(row["share_of_ceiling"][app], "{:.0%}") for app in apps]

@@ -16,7 +16,7 @@ from tools.serve import start_app, stop, wait_healthy
 from . import chart, database, deployments, environment, pgbench, report, verify, wrk
 from .processes import (
     PortTaken,
-    cpu_count,
+    cpu_set,
     free_port,
     log_tail,
     pin_database,
@@ -108,8 +108,17 @@ class Benchmark:
 
     # -- the database -------------------------------------------------------
 
+    def cpus(self, role):
+        """The CPU list --pin gives role (app, db, load), or None."""
+        return self.options.pin and self.options.pin[role]
+
+    def app_cores(self):
+        """The app's CPU budget: the cores it is pinned to, else all."""
+        pinned_to = self.cpus("app")
+        return len(cpu_set(pinned_to)) if pinned_to else os.cpu_count()
+
     def connections_needed(self):
-        cores = cpu_count(self.options.pin["app"]) if self.options.pin else os.cpu_count()
+        cores = self.app_cores()
         workers = [
             int(deployments.settings(d, app, cores, self.options.workers)["WEB_WORKERS"])
             for d in self.options.deployments
@@ -179,7 +188,6 @@ class Benchmark:
         """pgbench per route, one client per wrk connection, as far as
         max_connections allows (the apps never hold more than their pools)."""
         options = self.options
-        load_cpus = options.pin["load"] if options.pin else None
         most = int(settings["max_connections"]) - SPARE_CONNECTIONS
         for connections in options.connections:
             clients = min(connections, most)
@@ -193,7 +201,7 @@ class Benchmark:
                     clients,
                     options.threads,
                     options.duration,
-                    pin=load_cpus,
+                    pin=self.cpus("load"),
                     log=log,
                 )
                 self.reset_reviews()
@@ -215,8 +223,9 @@ class Benchmark:
                     "settings": {},
                 },
             )
-        cores = cpu_count(options.pin["app"]) if options.pin else os.cpu_count()
-        settings = deployments.settings(deployment, app, cores, options.workers, options.pool_size)
+        settings = deployments.settings(
+            deployment, app, self.app_cores(), options.workers, options.pool_size
+        )
         settings.update(options.env)
         try:
             port = free_port(options.port)
@@ -224,7 +233,7 @@ class Benchmark:
             raise BenchmarkError(str(error)) from None
         url = f"http://127.0.0.1:{port}"
         app_log = self.results_dir / f"{self.stamp}-{app}-{deployment}.log"
-        with open(app_log, "w") as app_output, pinned(options.pin and options.pin["app"]):
+        with open(app_log, "w") as app_output, pinned(self.cpus("app")):
             process = start_app(app, port, self.database_url, log=app_output, **settings)
         try:
             wait_healthy(process, url, timeout=60)
@@ -254,7 +263,18 @@ class Benchmark:
 
     def measure_route(self, app, deployment, url, route, connections, log):
         options = self.options
-        load_cpus = options.pin["load"] if options.pin else None
+
+        def wrk_command(seconds):
+            return wrk.command(
+                url,
+                route,
+                connections,
+                options.threads,
+                seconds,
+                options.timeout,
+                self.cpus("load"),
+            )
+
         reports, ledgers = [], []
         for index in range(options.repeat):
             label = f"{app} ({deployment}) {route.label}, {connections} connections"
@@ -262,28 +282,9 @@ class Benchmark:
                 label += f", run {index + 1}/{options.repeat}"
             self.progress.step(label, options.duration + options.warmup)
             if options.warmup:
-                wrk.run(
-                    wrk.command(
-                        url,
-                        route,
-                        connections,
-                        options.threads,
-                        options.warmup,
-                        options.timeout,
-                        load_cpus,
-                    ),
-                    log,
-                )
+                wrk.run(wrk_command(options.warmup), log)
             self.settle_and_reset()
-            args = wrk.command(
-                url,
-                route,
-                connections,
-                options.threads,
-                options.duration,
-                options.timeout,
-                load_cpus,
-            )
+            args = wrk_command(options.duration)
             result = wrk.run(args, log)
             result["command"] = " ".join(args)
             reports.append(result)

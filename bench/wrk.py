@@ -6,6 +6,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from .processes import taskset
+
 ROOT = Path(__file__).resolve().parent.parent
 LUA = "lua"  # relative to ROOT, where wrk runs: the command reads as a person types it
 MARKER = "BENCH_JSON "
@@ -45,7 +47,7 @@ def command(url, route, connections, threads, duration, timeout, pin=None):
         f"--script={LUA}/{route.script}",
         url.rstrip("/") + route.path,
     ]
-    return ["taskset", "--cpu-list", pin, *args] if pin else args
+    return taskset(args, pin)
 
 
 def run(args, log=None):

@@ -61,9 +61,10 @@ def prepare_root():
     os.chown(DATA_DIR, entry.pw_uid, entry.pw_gid)
 
 
-def free_port():
+def free_port(port=0):
+    """port if it is free on 127.0.0.1 (0: any free one); OSError if taken."""
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
+        probe.bind(("127.0.0.1", port))
         return probe.getsockname()[1]
 
 
