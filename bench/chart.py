@@ -1,15 +1,12 @@
 """The chart a reader opens: req/s per route and app, and latency percentiles
 per app, one row per deployment and connection count."""
 
-import matplotlib
+# A Figure of its own rather than pyplot: no GUI backend, no global state.
+from matplotlib.figure import Figure
+from matplotlib.ticker import FormatStrFormatter
 
-matplotlib.use("Agg")  # files only, no display needed
-
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FormatStrFormatter  # noqa: E402
-
-from .report import sections  # noqa: E402
-from .wrk import ROUTES  # noqa: E402
+from .report import sections
+from .routes import ROUTES
 
 PERCENTILES = ["p50", "p75", "p90", "p99", "p99.9"]
 
@@ -70,10 +67,10 @@ def draw(results, path):
     color = colors(results)
     if not rows:
         return None
-    figure, grid = plt.subplots(
+    figure = Figure(figsize=(6 + 4 * len(routes), 4.5 * len(rows)))
+    grid = figure.subplots(
         len(rows),
         1 + len(routes),
-        figsize=(6 + 4 * len(routes), 4.5 * len(rows)),
         squeeze=False,
         gridspec_kw={"width_ratios": [2] + [1] * len(routes)},
     )
@@ -92,5 +89,4 @@ def draw(results, path):
     )
     figure.tight_layout()
     figure.savefig(path, dpi=110)
-    plt.close(figure)
     return path

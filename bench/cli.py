@@ -9,8 +9,9 @@ import sys
 
 from tools.serve import APPS
 
-from .run import BenchmarkError, Options, run
-from .wrk import ROUTES
+from .errors import BenchmarkError
+from .routes import ROUTES
+from .run import Options, run
 
 EPILOG = """\
 examples:
@@ -186,8 +187,7 @@ def shown_command(argv):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parser().parse_args(argv)
-    # all: Flask first, the app the others are compared with.
-    apps = sorted(APPS, key=lambda app: app != "flask") if args.apps == ["all"] else args.apps
+    apps = list(APPS) if args.apps == ["all"] else args.apps  # all: Flask first
     if args.target:
         if len(apps) != 1:
             sys.exit("--target measures one server: name one APP to label it")

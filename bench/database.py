@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass
 
 import psycopg2
 
+from .errors import BenchmarkError
+
 COUNT_REVIEWS = "SELECT count(*) FROM review"
 RESET_REVIEWS = "TRUNCATE review RESTART IDENTITY"
 # Stated in every report: they decide what a committed write costs.
@@ -20,11 +22,11 @@ SETTINGS = [
 ]
 
 
-class DatabaseError(RuntimeError):
+class DatabaseError(BenchmarkError):
     """The database is unreachable."""
 
 
-class LostWrites(RuntimeError):
+class LostWrites(BenchmarkError):
     """The rows added to review do not match the 2xx responses wrk counted."""
 
 

@@ -7,10 +7,10 @@ import platform
 import subprocess
 from pathlib import Path
 
+from tools import ROOT
+
 from . import wrk
 from .deployments import STACKS
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def package_version(name):

@@ -1,9 +1,9 @@
 """The database's own ceiling: pgbench running the apps' SQL, with the same
 parameters, at the same number of connections as wrk.
 
-The SQL is the Flask app's own constants (the four apps share the text), with
-pgbench variables in place of the driver's placeholders, sent as prepared
-statements: the fastest way a client can ask, so the ceiling is a ceiling.
+The SQL is each route's (bench/routes.py: the apps' text, with pgbench
+variables in place of the driver's placeholders), sent as prepared statements:
+the fastest way a client can ask, so the ceiling is a ceiling.
 """
 
 import re
@@ -12,21 +12,13 @@ import tempfile
 from pathlib import Path
 
 from db import embedded
-from flask_app.films import SELECT_FILM, SELECT_FILMS
-from flask_app.reviews import INSERT_REVIEW
 
+from .errors import BenchmarkError
 from .processes import taskset
-
-SCRIPTS = {
-    "film": "\\set film_id 995\n" + SELECT_FILM % (":film_id",) + ";\n",
-    "films": "\\set year 2000\n" + SELECT_FILMS % (":year",) + ";\n",
-    "review": "\\set film_id 995\n\\set rating 4\n"
-    + INSERT_REVIEW % (":rating", ":film_id")
-    + ";\n",
-}
+from .routes import ROUTES
 
 
-class PgbenchError(RuntimeError):
+class PgbenchError(BenchmarkError):
     """pgbench failed or printed no figures."""
 
 
@@ -48,7 +40,7 @@ def run(database_url, route_key, clients, threads, duration, pin=None, log=None)
     """{"tps", "latency_ms", "failed", "clients", "command"} for one route's SQL."""
     with tempfile.TemporaryDirectory() as folder:
         script_path = Path(folder) / f"{route_key}.sql"
-        script_path.write_text(SCRIPTS[route_key])
+        script_path.write_text(ROUTES[route_key].pgbench)
         args = command(database_url, script_path, clients, threads, duration, pin)
         completed = subprocess.run(args, capture_output=True, text=True)
     # As a reader would type it: no temporary paths, no credentials.
@@ -58,7 +50,7 @@ def run(database_url, route_key, clients, threads, duration, pin=None, log=None)
     ]
     shown = [arg.replace(folder, ".") for arg in shown]
     if log is not None:
-        log.write(f"$ {' '.join(shown)}\n{SCRIPTS[route_key]}{completed.stdout}\n")
+        log.write(f"$ {' '.join(shown)}\n{ROUTES[route_key].pgbench}{completed.stdout}\n")
     if completed.returncode != 0:
         raise PgbenchError(f"pgbench failed: {completed.stderr.strip()}")
     result = parse_output(completed.stdout)

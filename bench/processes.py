@@ -5,11 +5,12 @@ import os
 from pathlib import Path
 
 from db import embedded
+from tools import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+from .errors import BenchmarkError
 
 
-class PortTaken(RuntimeError):
+class PortTaken(BenchmarkError):
     """The port asked for is in use."""
 
 
@@ -56,24 +57,27 @@ def process_tree(pid):
     return tree
 
 
-def pin_database(cpus):
-    """Pin the embedded Postgres (running and future backends); returns a
-    function that restores it. Only the embedded server can be pinned."""
+@contextlib.contextmanager
+def pinned_database(cpus):
+    """Pin the embedded Postgres (running and future backends) while inside;
+    restore its affinity on exit. Only the embedded server can be pinned."""
     pid_file = embedded.DATA_DIR / "postmaster.pid"
     if not cpus or not pid_file.exists():
-        return lambda: None
+        yield
+        return
     postmaster = int(pid_file.read_text().split()[0])
     before = os.sched_getaffinity(postmaster)
+    set_affinity(postmaster, cpu_set(cpus))
+    try:
+        yield
+    finally:
+        set_affinity(postmaster, before)
+
+
+def set_affinity(postmaster, cpus):
     for pid in process_tree(postmaster):
         with contextlib.suppress(OSError):
-            os.sched_setaffinity(pid, cpu_set(cpus))
-
-    def restore():
-        for pid in process_tree(postmaster):
-            with contextlib.suppress(OSError):
-                os.sched_setaffinity(pid, before)
-
-    return restore
+            os.sched_setaffinity(pid, cpus)
 
 
 def free_port(port=0):
@@ -82,13 +86,6 @@ def free_port(port=0):
         return embedded.free_port(port)
     except OSError:
         raise PortTaken(f"port {port} is taken: choose another with --port") from None
-
-
-def log_tail(path, lines=30):
-    try:
-        return "".join(Path(path).read_text(errors="replace").splitlines(True)[-lines:])
-    except OSError:
-        return ""
 
 
 def server_command(pid):

@@ -1,10 +1,7 @@
 """Tables from the results: the article-style ratio table, the latency table,
 the pgbench ceiling; as Markdown, which reads in a terminal too."""
 
-from .wrk import ROUTES
-
-# The article's summary (req/s, wrk -c 20 -d 5m, one worker each), for reference.
-ARTICLE = {"film": (330, 1160), "films": (99, 195), "review": (325, 1114)}
+from .routes import ROUTES
 
 
 def baseline_app(apps):
@@ -25,11 +22,23 @@ def requests_cell(summary):
     return cell + (f" [{', '.join(flags)}]" if flags else "")
 
 
+def paired_ratios(runs, base_runs):
+    """Each repeat's ratio of req/s: apps run in rotation, so the two runs of
+    one repeat were measured minutes apart at most, under the same drift."""
+    return [
+        run["requests_per_s"] / base["requests_per_s"]
+        for run, base in zip(runs, base_runs, strict=False)
+        if base["requests_per_s"]
+    ]
+
+
 def ratio_rows(measurements, pgbench, apps, routes):
-    """One row per route: req/s per app, each app's ratio to the baseline, the
-    pgbench ceiling and each app's share of it. Missing figures are None."""
+    """One row per route: req/s per app, each app's ratio to the baseline (of
+    the medians) with its spread (the lowest and highest ratio of one repeat),
+    the pgbench ceiling and each app's share of it. Missing figures are None."""
     base = baseline_app(apps)
     by_key = {(m["app"], m["route"]): m["summary"] for m in measurements}
+    runs = {(m["app"], m["route"]): m.get("runs", []) for m in measurements}
     ceiling = {p["route"]: p["tps"] for p in pgbench}
     rows = []
     for route in routes:
@@ -48,6 +57,13 @@ def ratio_rows(measurements, pgbench, apps, routes):
                     for app, rate in rates.items()
                     if app != base
                 },
+                "ratio_spread": {
+                    app: spread(
+                        paired_ratios(runs.get((app, route), []), runs.get((base, route), []))
+                    )
+                    for app in apps
+                    if app != base
+                },
                 "pgbench_tps": ceiling.get(route),
                 "share_of_ceiling": {
                     app: rate / ceiling[route] if rate and ceiling.get(route) else None
@@ -56,6 +72,18 @@ def ratio_rows(measurements, pgbench, apps, routes):
             }
         )
     return rows
+
+
+def spread(values):
+    """(lowest, highest) of two or more values, else None."""
+    return (min(values), max(values)) if len(values) > 1 else None
+
+
+def ratio_cell(ratio, ratio_spread):
+    cell = number(ratio, "{:.2f}x")
+    if ratio is not None and ratio_spread:
+        cell += f" ({ratio_spread[0]:.2f}-{ratio_spread[1]:.2f})"
+    return cell
 
 
 def table(header, rows):
@@ -85,7 +113,7 @@ def ratio_table(measurements, pgbench, apps, routes):
         rows.append(
             [ROUTES[row["route"]].label]
             + [requests_cell(summaries[app]) if summaries[app] else "not measured" for app in apps]
-            + [number(row["ratio"][app], "{:.2f}x") for app in others]
+            + [ratio_cell(row["ratio"][app], row["ratio_spread"][app]) for app in others]
             + [number(row["pgbench_tps"])]
             + [number(row["share_of_ceiling"][app], "{:.0%}") for app in apps]
         )
@@ -175,7 +203,7 @@ def markdown(results):
     lines.append(
         "The article (Flask / Quart req/s, one worker each, wrk -c 20 -d 5m): "
         + "; ".join(
-            f"{ROUTES[key].label} {flask} / {quart}" for key, (flask, quart) in ARTICLE.items()
+            f"{route.label} {route.article[0]} / {route.article[1]}" for route in ROUTES.values()
         )
     )
     return "\n".join(lines) + "\n"

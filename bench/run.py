@@ -1,41 +1,30 @@
-"""One benchmark run: database, ceiling, then each app in turn, measured under
-identical conditions; results saved; everything started, stopped."""
+"""One benchmark run, as a list of steps (see run()): open the database,
+measure its ceiling, start every app, verify each, measure them in rotation,
+save the results. Everything started is stopped on the way out, whatever
+happens, by one ExitStack."""
 
+import contextlib
 import datetime
 import json
 import os
+import subprocess
+import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import psycopg2
 
-from db import embedded
-from db.load import load
-from tools.serve import start_app, stop, wait_healthy
+from tools import ROOT
+from tools.serve import database as sample_database
 
-from . import chart, database, deployments, environment, pgbench, report, verify, wrk
-from .processes import (
-    PortTaken,
-    cpu_set,
-    free_port,
-    log_tail,
-    pin_database,
-    pinned,
-    server_command,
-)
-from .wrk import ROUTES
+from . import chart, database, environment, pgbench, report, targets, wrk
+from .errors import BenchmarkError
+from .processes import pinned_database
+from .routes import ROUTES
 
-ROOT = Path(__file__).resolve().parent.parent
 EMBEDDED_DATABASE = "benchmark"  # its own database: the benchmark empties review
 SPARE_CONNECTIONS = 10  # for the benchmark's own connection, psql, a curious human
-
-
-class BenchmarkError(RuntimeError):
-    """A run that cannot go on: no database, port taken, wrk failing..."""
-
-
-class AppFailed(RuntimeError):
-    """This app is not measured; the message says why, and the report too."""
+STARTUP_SECONDS = 5  # what an app's start is planned to take, before it is measured
+RUN_OVERHEAD_SECONDS = 1  # likewise, around each wrk run: settle, count, reset
 
 
 @dataclass
@@ -71,106 +60,57 @@ def duration_text(seconds):
 
 
 class Progress:
-    """Which step runs, and how long is left, from the planned run count."""
+    """What runs now, and how long is left: the steps still planned, each
+    costed at what the steps of its kind have really taken so far (at a nominal
+    figure until one has finished). Starting an app, settling and resetting
+    around a run cost more than nominal figures say, and differ by machine."""
 
-    def __init__(self, options):
-        per_run = options.duration + options.warmup
-        runs = len(options.apps) * len(options.deployments) * len(options.connections)
-        runs *= len(options.routes) * options.repeat
-        startups = len(options.apps) * len(options.deployments) * 5
-        ceiling = 0
-        if options.pgbench and (options.database_url or not options.target):
-            ceiling = len(options.connections) * len(options.routes) * options.duration
-        self.left = runs * per_run + startups + ceiling
+    def __init__(self, plan):
+        """plan: {kind: (number of steps, nominal seconds each)}."""
+        self.count = {kind: count for kind, (count, _) in plan.items()}
+        self.nominal = {kind: seconds for kind, (_, seconds) in plan.items()}
+        self.taken = {kind: [] for kind in plan}
+        self.running = None  # (kind, when it started) of the step under way
 
-    def step(self, message, seconds):
-        say(f"  {message}: {duration_text(seconds)} (about {duration_text(self.left)} left)")
-        self.left = max(self.left - seconds, 0)
+    def cost(self, kind):
+        taken = self.taken[kind]
+        return sum(taken) / len(taken) if taken else self.nominal[kind]
+
+    def left(self):
+        """Seconds left, counting the step under way as a whole one."""
+        return sum(count * self.cost(kind) for kind, count in self.count.items())
+
+    def step(self, kind, message):
+        now = time.monotonic()
+        if self.running:
+            self.taken[self.running[0]].append(now - self.running[1])
+        self.running = (kind, now)
+        say(f"  {message} (about {duration_text(self.left())} left)")
+        self.count[kind] = max(self.count[kind] - 1, 0)
 
 
-class Benchmark:
-    def __init__(self, options, stamp):
-        self.options = options
-        self.stamp = stamp
-        self.results_dir = (
-            ROOT / options.results_dir
-            if not os.path.isabs(options.results_dir)
-            else Path(options.results_dir)
-        )
-        self.log_path = self.results_dir / f"{stamp}.log"
-        self.progress = Progress(options)
-        self.database_url = None
-        self.connection = None
-        self.stopped_database = False
-        self.measurements = []
-        self.apps = []
-        self.ceiling = []
+def plan(options):
+    """The run's steps for Progress: pgbench runs, app starts, wrk runs."""
+    apps = len(options.apps) * len(options.deployments)
+    runs = apps * len(options.connections) * len(options.routes) * options.repeat
+    ceiling = 0
+    if options.pgbench and (options.database_url or not options.target):
+        ceiling = len(options.connections) * len(options.routes)
+    return {
+        "ceiling": (ceiling, options.duration),
+        "start": (0 if options.target else apps, STARTUP_SECONDS),
+        "run": (runs, options.duration + options.warmup + RUN_OVERHEAD_SECONDS),
+    }
 
-    # -- the database -------------------------------------------------------
 
-    def cpus(self, role):
-        """The CPU list --pin gives role (app, db, load), or None."""
-        return self.options.pin and self.options.pin[role]
+@dataclass
+class Database:
+    """The run's database: its URL, an autocommit connection and its settings;
+    all None/empty when a --target's database is not given."""
 
-    def app_cores(self):
-        """The app's CPU budget: the cores it is pinned to, else all."""
-        pinned_to = self.cpus("app")
-        return len(cpu_set(pinned_to)) if pinned_to else os.cpu_count()
-
-    def connections_needed(self):
-        cores = self.app_cores()
-        workers = [
-            int(deployments.settings(d, app, cores, self.options.workers)["WEB_WORKERS"])
-            for d in self.options.deployments
-            for app in self.options.apps
-        ]
-        return max(workers) * self.options.pool_size + SPARE_CONNECTIONS
-
-    def open_database(self):
-        """Connect (starting the embedded Postgres if need be) and load the data."""
-        options = self.options
-        if options.target:
-            self.database_url = options.database_url
-            if not self.database_url:
-                say("no --database-url with --target: the nothing-lost check is skipped")
-                return
-        elif options.database_url:
-            self.database_url = options.database_url
-        else:
-            needed = self.connections_needed()
-            if embedded.running_port() is None:
-                self.stopped_database = True  # started here: stopped here
-            self.database_url = embedded.start(
-                database=EMBEDDED_DATABASE, max_connections=max(needed, 100)
-            )
-        try:
-            if not options.target:
-                load(self.database_url)
-            self.connection = database.connect(self.database_url)
-        except database.DatabaseError as error:
-            raise BenchmarkError(str(error)) from None
-        except psycopg2.OperationalError as error:
-            raise BenchmarkError(f"database unreachable: {str(error).strip()}") from None
-        except psycopg2.Error as error:
-            raise BenchmarkError(f"database unusable: {str(error).strip()}") from None
-        settings = database.server_settings(self.connection)
-        if options.target:
-            return settings  # the target's own deployment decides its connections
-        needed = self.connections_needed()
-        if int(settings["max_connections"]) < needed:
-            raise BenchmarkError(
-                f"Postgres allows {settings['max_connections']} connections; this run needs "
-                f"{needed} (workers x pool size + spare). Raise "
-                "max_connections (PG_MAX_CONNECTIONS for the embedded server, which must then "
-                "be restarted) or lower --workers / --pool-size."
-            )
-        return settings
-
-    def close_database(self):
-        if self.connection is not None:
-            self.connection.close()
-        if self.stopped_database:
-            embedded.stop()
+    url: str | None = None
+    connection: object = None
+    settings: dict | None = None
 
     def reset_reviews(self):
         if self.connection is not None:
@@ -182,226 +122,232 @@ class Benchmark:
             database.settled_review_count(self.connection)
             database.reset_reviews(self.connection)
 
-    # -- the ceiling ----------------------------------------------------------
 
-    def measure_ceiling(self, settings, log):
-        """pgbench per route, one client per wrk connection, as far as
-        max_connections allows (the apps never hold more than their pools)."""
-        options = self.options
-        most = int(settings["max_connections"]) - SPARE_CONNECTIONS
-        for connections in options.connections:
-            clients = min(connections, most)
-            for route in options.routes:
-                self.progress.step(
-                    f"pgbench {ROUTES[route].label} SQL, {clients} clients", options.duration
+@contextlib.contextmanager
+def opened_database(options):
+    """Yield the Database: --database-url / DATABASE_URL, else the embedded
+    Postgres (started with room for every pool, and stopped, here)."""
+    if options.target and not options.database_url:
+        say("no --database-url with --target: the nothing-lost check is skipped")
+        yield Database()
+        return
+    needed = targets.connections_needed(options) + SPARE_CONNECTIONS
+    with contextlib.ExitStack() as stack:
+        try:
+            url = options.database_url
+            if not options.target:  # the target's database is its own: not loaded here
+                url = stack.enter_context(
+                    sample_database(EMBEDDED_DATABASE, url, max_connections=max(needed, 100))
                 )
-                result = pgbench.run(
-                    self.database_url,
-                    route,
-                    clients,
-                    options.threads,
-                    options.duration,
-                    pin=self.cpus("load"),
-                    log=log,
-                )
-                self.reset_reviews()
-                self.ceiling.append({"route": route, "connections": connections, **result})
-
-    # -- the apps -------------------------------------------------------------
-
-    def start(self, app, deployment, log):
-        """(process or None, base URL, description) of the server to measure."""
-        options = self.options
-        if options.target:
-            return (
-                None,
-                options.target,
-                {
-                    "server_command": f"already running at {options.target}",
-                    "workers": None,
-                    "pool_size": None,
-                    "settings": {},
-                },
+            connection = database.connect(url)
+        except subprocess.CalledProcessError as error:
+            raise BenchmarkError(f"the embedded Postgres did not start: {error}") from None
+        except psycopg2.OperationalError as error:
+            raise BenchmarkError(f"database unreachable: {str(error).strip()}") from None
+        except psycopg2.Error as error:
+            raise BenchmarkError(f"database unusable: {str(error).strip()}") from None
+        stack.callback(connection.close)
+        settings = database.server_settings(connection)
+        if not options.target and int(settings["max_connections"]) < needed:
+            raise BenchmarkError(
+                f"Postgres allows {settings['max_connections']} connections; this run needs "
+                f"{needed} (every app's workers x pool size, + spare). Raise max_connections "
+                "(PG_MAX_CONNECTIONS for the embedded server, which must then be restarted) "
+                "or lower --workers / --pool-size."
             )
-        settings = deployments.settings(
-            deployment, app, self.app_cores(), options.workers, options.pool_size
-        )
-        settings.update(options.env)
-        try:
-            port = free_port(options.port)
-        except PortTaken as error:
-            raise BenchmarkError(str(error)) from None
-        url = f"http://127.0.0.1:{port}"
-        app_log = self.results_dir / f"{self.stamp}-{app}-{deployment}.log"
-        with open(app_log, "w") as app_output, pinned(self.cpus("app")):
-            process = start_app(app, port, self.database_url, log=app_output, **settings)
-        try:
-            wait_healthy(process, url, timeout=60)
-        except RuntimeError as error:
-            stop(process)
-            say(f"  {app} did not start; the end of its log:\n{log_tail(app_log)}")
-            shown = os.path.relpath(app_log)
-            raise AppFailed(f"did not start: {error} (its log: {shown})") from None
-        description = {
-            "server_command": server_command(process.pid),
-            "workers": int(settings["WEB_WORKERS"]),
-            "pool_size": options.pool_size,
-            "settings": settings,
-            "log": str(app_log.relative_to(ROOT)) if app_log.is_relative_to(ROOT) else None,
-        }
-        return process, url, description
+        yield Database(url, connection, settings)
 
-    def verify(self, url):
-        problems = verify.verify_health(url)
-        if problems:
-            raise AppFailed("not serving: " + "; ".join(problems))
-        for route in self.options.routes:
-            problems += verify.verify_route(url, ROUTES[route], self.connection)
-        self.reset_reviews()
-        if problems:
-            raise AppFailed("failed verification: " + "; ".join(problems))
 
-    def measure_route(self, app, deployment, url, route, connections, log):
-        options = self.options
-
-        def wrk_command(seconds):
-            return wrk.command(
-                url,
-                route,
-                connections,
+def measure_ceiling(db, options, routes, progress, log):
+    """pgbench per route, one client per wrk connection, as far as
+    max_connections allows (the apps never hold more than their pools)."""
+    most = int(db.settings["max_connections"]) - SPARE_CONNECTIONS
+    ceiling = []
+    for connections in options.connections:
+        clients = min(connections, most)
+        for route in routes:
+            progress.step("ceiling", f"pgbench {route.label} SQL, {clients} clients")
+            result = pgbench.run(
+                db.url,
+                route.key,
+                clients,
                 options.threads,
-                seconds,
-                options.timeout,
-                self.cpus("load"),
+                options.duration,
+                pin=options.pin and options.pin["load"],
+                log=log,
             )
+            db.reset_reviews()
+            ceiling.append({"route": route.key, "connections": connections, **result})
+    return ceiling
 
-        reports, ledgers = [], []
-        for index in range(options.repeat):
-            label = f"{app} ({deployment}) {route.label}, {connections} connections"
-            if options.repeat > 1:
-                label += f", run {index + 1}/{options.repeat}"
-            self.progress.step(label, options.duration + options.warmup)
-            if options.warmup:
-                wrk.run(wrk_command(options.warmup), log)
-            self.settle_and_reset()
-            args = wrk_command(options.duration)
-            result = wrk.run(args, log)
-            result["command"] = " ".join(args)
-            reports.append(result)
-            if route.key == "review" and self.connection is not None:
-                rows = database.settled_review_count(self.connection)
-                ledger = database.check_nothing_lost(result["ok"], rows, connections)
-                ledgers.append(ledger.as_dict())
-            self.reset_reviews()
-        summary = wrk.summarize(reports)
-        say(f"    {report.requests_cell(summary)} req/s, p99 {summary['latency_ms']['p99']:.1f} ms")
-        ledger = None
-        if ledgers:
-            ledger = {
-                key: sum(item[key] for item in ledgers)
-                for key in ("responses_2xx", "rows_added", "in_flight")
-            }
-        return {
-            "app": app,
-            "deployment": deployment,
-            "connections": connections,
-            "route": route.key,
-            "summary": summary,
-            "runs": reports,
-            "ledger": ledger,
-            "ledgers": ledgers,
-        }
 
-    def measure_app(self, app, deployment, log):
-        say(f"{app} ({deployment} deployment)")
-        record = {"app": app, "deployment": deployment, "versions": environment.stack_versions(app)}
-        if deployment in deployments.NOTES:
-            record["note"] = deployments.NOTES[deployment]
-        process = None
-        try:
-            process, url, description = self.start(app, deployment, log)
-            record.update(description)
-            self.verify(url)
-            measured = []
-            for connections in self.options.connections:
-                for key in self.options.routes:
-                    measured.append(
-                        self.measure_route(app, deployment, url, ROUTES[key], connections, log)
+def start_targets(stack, options, db, progress, log_dir, stamp):
+    """Every app of the run, started at once (an idle app costs memory, not CPU)."""
+    if options.target:
+        return [targets.external(options)]
+    started = []
+    for deployment in options.deployments:
+        for app in options.apps:
+            target = targets.new_target(app, deployment)
+            progress.step("start", f"start {target.label}")
+            targets.start(stack, options, target, db.url, log_dir, stamp)
+            started.append(target)
+    return started
+
+
+def rotation(items, turn):
+    """items in this turn's order: each takes every place in len(items) turns,
+    so that a drift of the shared machine hits every app alike."""
+    shift = turn % len(items) if items else 0
+    return items[shift:] + items[:shift]
+
+
+def measure_once(target, route, connections, db, options, log):
+    """One wrk run after its warm-up; its report, with the books of a POST."""
+
+    def command(seconds):
+        load = options.pin and options.pin["load"]
+        return wrk.command(
+            target.url, route, connections, options.threads, seconds, options.timeout, load
+        )
+
+    if options.warmup:
+        wrk.run(command(options.warmup), log)
+    db.settle_and_reset()
+    args = command(options.duration)
+    result = wrk.run(args, log)
+    result["command"] = " ".join(args)
+    if route.body and db.connection is not None:
+        rows = database.settled_review_count(db.connection)
+        result["ledger"] = database.check_nothing_lost(result["ok"], rows, connections).as_dict()
+    db.reset_reviews()
+    return result
+
+
+def measure_in_rotation(measured, db, options, routes, progress, log):
+    """{(target label, route key, connections): [one report per repeat]}."""
+    runs = {}
+    turn = 0
+    for repeat in range(options.repeat):
+        for connections in options.connections:
+            for route in routes:
+                for place, target in enumerate(rotation(measured, turn)):
+                    if not target.measurable:
+                        continue  # failed in an earlier turn
+                    label = f"{target.label} {route.label}, {connections} connections"
+                    if options.repeat > 1:
+                        label += f", run {repeat + 1}/{options.repeat}"
+                    progress.step("run", label)
+                    try:
+                        result = measure_once(target, route, connections, db, options, log)
+                    except (wrk.WrkError, database.LostWrites) as error:
+                        say(f"  {target.label} FAILED: {error}")
+                        target.fail(f"{type(error).__name__}: {error}")
+                        continue
+                    result.update(turn=turn, place=place)
+                    say(
+                        f"    {result['requests_per_s']:,.0f} req/s, "
+                        f"p99 {result['latency_ms']['p99']:.1f} ms"
                     )
-            self.measurements += measured
-            record["status"] = "measured"
-        except AppFailed as error:
-            say(f"  {app} is not measured: {error}")
-            record.update(status="failed", reason=str(error))
-        except (wrk.WrkError, database.LostWrites) as error:
-            say(f"  {app} FAILED: {error}")
-            record.update(status="failed", reason=f"{type(error).__name__}: {error}")
-        finally:
-            if process is not None:
-                stop(process)
-            self.apps.append(record)
+                    runs.setdefault((target.label, route.key, connections), []).append(result)
+                turn += 1
+    return runs
 
-    # -- the whole run --------------------------------------------------------
 
-    def results(self, settings):
-        options = self.options
-        return {
-            "schema": 1,
-            "command": options.command,
-            "environment": environment.capture(),
-            "database": settings,
-            "wrk": {
-                "threads": options.threads,
-                "connections": options.connections,
-                "duration_s": options.duration,
-                "warmup_s": options.warmup,
-                "timeout_s": options.timeout,
-                "repeat": options.repeat,
-                "routes": options.routes,
-            },
-            "pinning": options.pin,
-            "pgbench": self.ceiling,
-            "apps": self.apps,
-            "measurements": self.measurements,
-        }
+def measurements(measured, runs, options, routes):
+    """The results' measurements, per app, connection count and route."""
+    rows = []
+    for target in measured:
+        if not target.measurable:
+            continue
+        for connections in options.connections:
+            for route in routes:
+                reports = runs[(target.label, route.key, connections)]
+                ledgers = [r["ledger"] for r in reports if "ledger" in r]
+                ledger = None
+                if ledgers:
+                    ledger = {
+                        key: sum(item[key] for item in ledgers)
+                        for key in ("responses_2xx", "rows_added", "in_flight")
+                    }
+                rows.append(
+                    {
+                        "app": target.app,
+                        "deployment": target.deployment,
+                        "connections": connections,
+                        "route": route.key,
+                        "summary": wrk.summarize(reports),
+                        "runs": reports,
+                        "ledger": ledger,
+                        "ledgers": ledgers,
+                    }
+                )
+    return rows
 
-    def save(self, results):
-        base = self.results_dir / f"{self.stamp}-{'-'.join(self.options.apps)}"
-        paths = [base.with_suffix(".json"), base.with_suffix(".md"), base.with_suffix(".png")]
-        paths[0].write_text(json.dumps(results, indent=2) + "\n")
-        text = report.markdown(results)
-        paths[1].write_text(text)
-        if not chart.draw(results, paths[2]):
-            paths.pop()  # nothing measured, nothing to draw
-        say("\n" + text)
-        for path in paths:
-            say(f"saved {os.path.relpath(path)}")
-        return results
+
+def results(options, db, ceiling, started, measured_rows):
+    return {
+        "schema": 1,
+        "command": options.command,
+        "environment": environment.capture(),
+        "database": db.settings,
+        "wrk": {
+            "threads": options.threads,
+            "connections": options.connections,
+            "duration_s": options.duration,
+            "warmup_s": options.warmup,
+            "timeout_s": options.timeout,
+            "repeat": options.repeat,
+            "routes": options.routes,
+            "order": "rotation: every app started at once, measured in turn, the order "
+            "rotating per repeat and route",
+        },
+        "pinning": options.pin,
+        "pgbench": ceiling,
+        "apps": [target.record for target in started],
+        "measurements": measured_rows,
+    }
+
+
+def save(saved, base):
+    """JSON, Markdown and PNG beside each other; the Markdown printed too."""
+    paths = [base.with_suffix(".json"), base.with_suffix(".md"), base.with_suffix(".png")]
+    paths[0].write_text(json.dumps(saved, indent=2) + "\n")
+    text = report.markdown(saved)
+    paths[1].write_text(text)
+    if not chart.draw(saved, paths[2]):
+        paths.pop()  # nothing measured, nothing to draw
+    say("\n" + text)
+    for path in paths:
+        say(f"saved {os.path.relpath(path)}")
 
 
 def run(options):
-    """Run the whole benchmark; returns the results as saved."""
+    """Run the whole benchmark; returns the results as saved. Raises
+    BenchmarkError when it cannot go on, or when an app was not measured."""
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    bench = Benchmark(options, stamp)
-    bench.results_dir.mkdir(parents=True, exist_ok=True)
-    restore_database = lambda: None  # noqa: E731
-    try:
-        with open(bench.log_path, "w") as log:
-            settings = bench.open_database()
-            if options.pin and not options.target:
-                restore_database = pin_database(options.pin["db"])
-            if options.pgbench and bench.database_url:
-                bench.measure_ceiling(settings, log)
-            for deployment in options.deployments:
-                for app in options.apps:
-                    bench.measure_app(app, deployment, log)
-        results = bench.save(bench.results(settings))
-    finally:
-        restore_database()
-        bench.close_database()
-    failed = [app for app in bench.apps if app["status"] != "measured"]
+    results_dir = ROOT / options.results_dir  # an absolute results_dir stays itself
+    results_dir.mkdir(parents=True, exist_ok=True)
+    routes = [ROUTES[key] for key in options.routes]
+    progress = Progress(plan(options))
+    with contextlib.ExitStack() as stack:
+        log = stack.enter_context(open(results_dir / f"{stamp}.log", "w"))
+        db = stack.enter_context(opened_database(options))
+        if options.pin and not options.target:
+            stack.enter_context(pinned_database(options.pin["db"]))
+        ceiling = []
+        if options.pgbench and db.url:
+            ceiling = measure_ceiling(db, options, routes, progress, log)
+        started = start_targets(stack, options, db, progress, results_dir, stamp)
+        measured = targets.verified(started, routes, db.connection, db.reset_reviews)
+        runs = measure_in_rotation(measured, db, options, routes, progress, log)
+        saved = results(
+            options, db, ceiling, started, measurements(measured, runs, options, routes)
+        )
+    save(saved, results_dir / f"{stamp}-{'-'.join(options.apps)}")
+    failed = [target.record for target in started if target.record["status"] != "measured"]
     if failed:
         raise BenchmarkError(
             "not measured: " + ", ".join(f"{a['app']} ({a['deployment']})" for a in failed)
         )
-    return results
+    return saved

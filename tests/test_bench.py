@@ -1,6 +1,7 @@
 """The parts of bench/ that compute: wrk's report, the ratio table, the
 nothing-lost check (on the real database), pgbench's ceiling, the options."""
 
+import dataclasses
 import http.server
 import shutil
 import threading
@@ -9,7 +10,8 @@ import pytest
 
 from bench import cli, database, pgbench, report, verify, wrk
 from bench.database import LostWrites, check_nothing_lost
-from tests.conftest import query
+from bench.routes import ROUTES
+from tests.helpers import query
 
 # wrk's output with lua/report.lua, as captured from a run against flask.
 WRK_OUTPUT = """\
@@ -184,14 +186,14 @@ def status_server():
 
 @pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed")
 def test_the_lua_report_counts_responses_by_status(status_server):
-    route = wrk.Route("missing", "GET /missing", "/missing", "report.lua")
+    route = dataclasses.replace(ROUTES["film"], key="missing", path="/missing")
     parsed = wrk.run(wrk.command(status_server, route, 2, 1, 1, 5))
     assert parsed["requests"] > 0 and parsed["ok"] == 0
     assert parsed["non_2xx"] == parsed["requests"] == parsed["statuses"][404]
 
 
 def test_verification_names_what_is_wrong(status_server):
-    problems = verify.verify_route(status_server, wrk.ROUTES["film"])
+    problems = verify.verify_route(status_server, ROUTES["film"])
     assert problems == [
         "GET /films/995/: status 404, expected 200",
         "GET /films/995/: body is not film 995",

@@ -2,14 +2,14 @@
 
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
 
+from tools import ROOT
 from tools.serve import APPS
 
-ROOT = Path(__file__).resolve().parent.parent
 ROUTES = {"film", "films", "review"}
+pytestmark = pytest.mark.slow  # runs ./benchmark.sh, which starts the app
 
 
 @pytest.mark.parametrize("app", APPS)

@@ -5,7 +5,7 @@ import pytest
 
 from db import generate
 from db.load import load
-from tests.conftest import query
+from tests.helpers import query
 
 TABLES = ["language", "category", "actor", "film", "film_actor", "film_category"]
 

@@ -8,8 +8,8 @@ import random
 import pytest
 import requests
 
-from tests.conftest import query
-from tests.test_contract import ERRORS, TOO_LARGE
+from tests.corpus import ERRORS, TOO_LARGE
+from tests.helpers import query
 
 SEED = 2024
 GENERATED = 250

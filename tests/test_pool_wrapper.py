@@ -7,7 +7,7 @@ import psycopg2
 import pytest
 
 from common.pool_wrapper import PoolWrapper
-from tests.conftest import query
+from tests.helpers import query
 
 INSERT = "INSERT INTO review (film_id, rating) VALUES (995, 4)"
 

@@ -5,10 +5,12 @@
 Uses DATABASE_URL if set, else the embedded Postgres (db/embedded.py); loads the
 sample data if missing; runs <app>_app/serve.sh; prints the URL once /health
 answers; on Ctrl-C or SIGTERM stops everything it started. The tests and
-benchmark.sh start apps through the same functions.
+benchmark.sh start databases and apps through the same two context managers,
+database() and running().
 """
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -16,24 +18,38 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 from db import embedded
 from db.load import load
+from tools import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-APPS = sorted(path.parent.name.removesuffix("_app") for path in ROOT.glob("*_app/serve.sh"))
+# Flask first: the app the article migrates from, and every comparison's baseline.
+APPS = ("flask", "quart", "sanic", "falcon")
 
 
-def start_database():
-    """(DATABASE_URL, started_here): the given database, or the embedded one."""
-    if os.environ.get("DATABASE_URL"):
-        url, started = os.environ["DATABASE_URL"], False
-    else:
+class AppNotStarted(RuntimeError):
+    """The server exited, or /health did not answer in time; the message ends
+    with the tail of its log."""
+
+
+@contextlib.contextmanager
+def database(name=embedded.DATABASE, url=None, **settings):
+    """Yield the URL of a database holding the sample data: url, else
+    DATABASE_URL, else the embedded server's database `name` (started with
+    settings if it is not running, and then stopped on exit)."""
+    url = url or os.environ.get("DATABASE_URL")
+    started = False
+    if not url:
         started = embedded.running_port() is None
-        url = embedded.start()
-    load(url)
-    return url, started
+        url = embedded.start(database=name, **settings)
+    try:
+        load(url)
+        yield url
+    finally:
+        if started:
+            embedded.stop()
 
 
 def start_app(app, port, database_url, log=None, **settings):
@@ -90,25 +106,58 @@ def stop(process, timeout=10.0):
     process.wait()
 
 
+def log_tail(path, lines=40):
+    """The last lines of a log file ("" if it cannot be read)."""
+    try:
+        return "".join(Path(path).read_text(errors="replace").splitlines(True)[-lines:])
+    except OSError:
+        return ""
+
+
+@dataclass
+class Server:
+    """An app serving at url, its log in log_path."""
+
+    app: str
+    url: str
+    log_path: Path | None  # None: the server writes to this terminal
+    process: subprocess.Popen
+
+    def log_tail(self, lines=40):
+        return log_tail(self.log_path, lines) if self.log_path else ""
+
+
+@contextlib.contextmanager
+def running(app, port, database_url, log_path, timeout=30.0, **settings):
+    """Yield a Server once app answers /health; stop it on exit. Raises
+    AppNotStarted (with its log's tail) if it does not come up."""
+    with open(log_path, "w") if log_path else contextlib.nullcontext() as log:
+        process = start_app(app, port, database_url, log=log, **settings)
+    server = Server(app, f"http://127.0.0.1:{port}", log_path and Path(log_path), process)
+    try:
+        try:
+            wait_healthy(process, server.url, timeout)
+        except RuntimeError as error:
+            raise AppNotStarted(f"{app} did not start: {error}\n{server.log_tail()}") from None
+        yield server
+    finally:
+        stop(process)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("app", choices=APPS)
     parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    database_url, started_database = start_database()
-    process = start_app(args.app, args.port, database_url)
     try:
-        url = f"http://127.0.0.1:{args.port}"
-        wait_healthy(process, url)
-        print(f"{args.app} serves {url} (Ctrl-C stops it)", flush=True)
-        process.wait()
+        with database() as url, running(args.app, args.port, url, log_path=None) as server:
+            print(f"{args.app} serves {server.url} (Ctrl-C stops it)", flush=True)
+            server.process.wait()
+    except AppNotStarted as error:
+        sys.exit(str(error))
     except KeyboardInterrupt:
         pass
-    finally:
-        stop(process)
-        if started_database:
-            embedded.stop()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,133 @@
+"""What a run measures: each app in each deployment, started under its
+production server (or a server already running, with --target), verified
+before it is measured, and described for the results."""
+
+import os
+from dataclasses import dataclass, field
+
+from tools import ROOT
+from tools.serve import AppNotStarted, running
+
+from . import deployments, environment, verify
+from .errors import AppFailed
+from .processes import cpu_set, free_port, pinned, server_command
+
+
+@dataclass
+class Target:
+    """One app in one deployment: where it answers, and its results record
+    (status "measured", or "failed" with the reason)."""
+
+    app: str
+    deployment: str
+    url: str | None = None
+    record: dict = field(default_factory=dict)
+
+    @property
+    def label(self):
+        return f"{self.app} ({self.deployment})"
+
+    @property
+    def measurable(self):
+        return self.record["status"] == "measured"
+
+    def fail(self, reason):
+        self.record.update(status="failed", reason=reason)
+
+
+def app_cores(options):
+    """The app's CPU budget: the cores --pin gives it, else all."""
+    return len(cpu_set(options.pin["app"])) if options.pin else os.cpu_count()
+
+
+def app_settings(options, app, deployment):
+    """The environment app's serve.sh gets in this deployment."""
+    settings = deployments.settings(
+        deployment, app, app_cores(options), options.workers, options.pool_size
+    )
+    return {**settings, **options.env}
+
+
+def connections_needed(options):
+    """Every pool of every app started at once, full: workers x pool size."""
+    return sum(
+        int(app_settings(options, app, deployment)["WEB_WORKERS"]) * options.pool_size
+        for deployment in options.deployments
+        for app in options.apps
+    )
+
+
+def new_target(app, deployment):
+    record = {
+        "app": app,
+        "deployment": deployment,
+        "versions": environment.stack_versions(app),
+        "status": "measured",
+    }
+    if deployment in deployments.NOTES:
+        record["note"] = deployments.NOTES[deployment]
+    return Target(app, deployment, record=record)
+
+
+def external(options):
+    """The server --target names, already running: nothing to start."""
+    target = new_target(options.apps[0], "external")
+    target.url = options.target
+    target.record.update(
+        server_command=f"already running at {options.target}",
+        workers=None,
+        pool_size=None,
+        settings={},
+    )
+    return target
+
+
+def start(stack, options, target, database_url, log_dir, stamp):
+    """Start target's app inside stack (stopped when the stack closes);
+    on failure the target is marked failed and the run goes on."""
+    settings = app_settings(options, target.app, target.deployment)
+    log_path = log_dir / f"{stamp}-{target.app}-{target.deployment}.log"
+    port = free_port(options.port)
+    try:
+        with pinned(options.pin and options.pin["app"]):
+            server = stack.enter_context(
+                running(target.app, port, database_url, log_path, timeout=60, **settings)
+            )
+    except AppNotStarted as error:
+        print(f"  {error}", flush=True)
+        shown = os.path.relpath(log_path)
+        target.fail(f"did not start: {str(error).splitlines()[0]} (its log: {shown})")
+        return
+    target.url = server.url
+    target.record.update(
+        server_command=server_command(server.process.pid),
+        workers=int(settings["WEB_WORKERS"]),
+        pool_size=options.pool_size,
+        settings=settings,
+        log=str(log_path.relative_to(ROOT)) if log_path.is_relative_to(ROOT) else None,
+    )
+
+
+def check(target, routes, connection):
+    """Verify before measuring: a target that fails is marked, not measured."""
+    problems = verify.verify_health(target.url)
+    if problems:
+        raise AppFailed("not serving: " + "; ".join(problems))
+    for route in routes:
+        problems += verify.verify_route(target.url, route, connection)
+    if problems:
+        raise AppFailed("failed verification: " + "; ".join(problems))
+
+
+def verified(targets, routes, connection, reset):
+    """The targets fit to measure; the others are marked failed."""
+    for target in targets:
+        if not target.measurable:
+            continue
+        try:
+            check(target, routes, connection)
+        except AppFailed as error:
+            print(f"  {target.label} is not measured: {error}", flush=True)
+            target.fail(str(error))
+        reset()
+    return [target for target in targets if target.measurable]

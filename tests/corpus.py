@@ -1,0 +1,110 @@
+"""The request corpus the HTTP suites share: every error case of the contract,
+with the status and message each app must answer."""
+
+import json
+
+from common import contract
+
+REVIEW = {"film_id": 995, "rating": 4}
+
+TOO_LARGE = b"{" + b" " * contract.MAX_BODY_BYTES + b"}"
+
+ERRORS = [
+    # Paths: unknown routes, and film ids that name no film.
+    ("GET", "/nope", None, 404, contract.NOT_FOUND),
+    ("GET", "/", None, 404, contract.NOT_FOUND),
+    ("GET", "/films/995/extra/", None, 404, contract.NOT_FOUND),
+    ("GET", "/films//", None, 404, contract.NOT_FOUND),
+    ("GET", "/films//995/", None, 404, contract.NOT_FOUND),
+    ("GET", "/films/995//", None, 404, contract.NOT_FOUND),
+    ("GET", "/health//", None, 404, contract.NOT_FOUND),
+    ("GET", "//films/995/", None, 404, contract.NOT_FOUND),
+    ("GET", "//health", None, 404, contract.NOT_FOUND),
+    ("GET", "/reviews/995/", None, 404, contract.NOT_FOUND),
+    ("GET", "/FILMS/", None, 404, contract.NOT_FOUND),
+    ("GET", "/films/0/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/1001/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/2147483647/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/2147483648/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/99999999999999999999999999/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/-1/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/abc/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/1.5/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/1e3/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/%C2%B2/", None, 404, contract.FILM_NOT_FOUND),  # a superscript two
+    ("GET", "/films/%20995/", None, 404, contract.FILM_NOT_FOUND),
+    # Query strings.
+    ("GET", "/films/?year.gt=abc", None, 400, contract.BAD_YEAR),
+    ("GET", "/films/?year.gt=", None, 400, contract.BAD_YEAR),
+    ("GET", "/films/?year.gt=1.5", None, 400, contract.BAD_YEAR),
+    ("GET", "/films/?year.gt=2e3", None, 400, contract.BAD_YEAR),
+    ("GET", "/films/?year.gt=%202000", None, 400, contract.BAD_YEAR),
+    ("GET", "/films/?year.gt=%2B2000", None, 400, contract.BAD_YEAR),
+    ("GET", "/films/?year.gt=2147483648", None, 400, contract.BAD_YEAR),
+    ("GET", "/films/?year.gt=99999999999999999999999", None, 400, contract.BAD_YEAR),
+    # Methods.
+    ("POST", "/films/", b"{}", 405, contract.METHOD_NOT_ALLOWED),
+    ("DELETE", "/films/995/", None, 405, contract.METHOD_NOT_ALLOWED),
+    ("PUT", "/films/abc/", None, 405, contract.METHOD_NOT_ALLOWED),
+    ("GET", "/reviews/", None, 405, contract.METHOD_NOT_ALLOWED),
+    ("PATCH", "/reviews", None, 405, contract.METHOD_NOT_ALLOWED),
+    ("POST", "/health", None, 405, contract.METHOD_NOT_ALLOWED),
+    ("OPTIONS", "/films/", None, 405, contract.METHOD_NOT_ALLOWED),
+    ("OPTIONS", "/reviews/", None, 405, contract.METHOD_NOT_ALLOWED),
+    # Bodies that are not JSON.
+    ("POST", "/reviews/", b"", 400, contract.BAD_JSON),
+    ("POST", "/reviews/", b'{"film_id"', 400, contract.BAD_JSON),
+    ("POST", "/reviews/", b"film_id=995&rating=4", 400, contract.BAD_JSON),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": NaN}', 400, contract.BAD_JSON),
+    ("POST", "/reviews/", b'{"film_id": Infinity, "rating": 4}', 400, contract.BAD_JSON),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": "\xff"}', 400, contract.BAD_JSON),
+    ("POST", "/reviews/", json.dumps(REVIEW).encode("utf-16"), 400, contract.BAD_JSON),
+    (
+        "POST",
+        "/reviews/",
+        b'{"film_id": ' + b"9" * 5000 + b', "rating": 4}',
+        400,
+        contract.BAD_JSON,
+    ),
+    # JSON that is not a review.
+    ("POST", "/reviews/", b"[]", 422, contract.NOT_AN_OBJECT),
+    ("POST", "/reviews/", b'"review"', 422, contract.NOT_AN_OBJECT),
+    ("POST", "/reviews/", b"null", 422, contract.NOT_AN_OBJECT),
+    ("POST", "/reviews/", b"4", 422, contract.NOT_AN_OBJECT),
+    ("POST", "/reviews/", b"{}", 422, contract.BAD_FILM_ID),
+    ("POST", "/reviews/", b'{"rating": 4}', 422, contract.BAD_FILM_ID),
+    ("POST", "/reviews/", b'{"film_id": "995", "rating": 4}', 422, contract.BAD_FILM_ID),
+    ("POST", "/reviews/", b'{"film_id": true, "rating": 4}', 422, contract.BAD_FILM_ID),
+    ("POST", "/reviews/", b'{"film_id": 995.0, "rating": 4}', 422, contract.BAD_FILM_ID),
+    ("POST", "/reviews/", b'{"film_id": null, "rating": 4}', 422, contract.BAD_FILM_ID),
+    ("POST", "/reviews/", b'{"film_id": 995}', 422, contract.BAD_RATING),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": 0}', 422, contract.BAD_RATING),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": 6}', 422, contract.BAD_RATING),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": 4.5}', 422, contract.BAD_RATING),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": 4.0}', 422, contract.BAD_RATING),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": true}', 422, contract.BAD_RATING),
+    ("POST", "/reviews/", b'{"film_id": 995, "rating": "4"}', 422, contract.BAD_RATING),
+    (
+        "POST",
+        "/reviews/",
+        b'{"film_id": 995, "rating": 99999999999999999999}',
+        422,
+        contract.BAD_RATING,
+    ),
+    ("POST", "/reviews/", b'{"film_id": 1001, "rating": 4}', 422, contract.UNKNOWN_FILM),
+    ("POST", "/reviews/", b'{"film_id": 0, "rating": 4}', 422, contract.UNKNOWN_FILM),
+    ("POST", "/reviews/", b'{"film_id": -995, "rating": 4}', 422, contract.UNKNOWN_FILM),
+    ("POST", "/reviews/", b'{"film_id": 2147483648, "rating": 4}', 422, contract.UNKNOWN_FILM),
+    (
+        "POST",
+        "/reviews/",
+        b'{"film_id": 99999999999999999999, "rating": 4}',
+        422,
+        contract.UNKNOWN_FILM,
+    ),
+    # Bodies too large, declared by Content-Length, on any route.
+    ("POST", "/reviews/", TOO_LARGE, 413, contract.BODY_TOO_LARGE),
+    ("GET", "/films/", TOO_LARGE, 413, contract.BODY_TOO_LARGE),
+    ("POST", "/nope", TOO_LARGE, 413, contract.BODY_TOO_LARGE),
+    ("POST", "//reviews/", TOO_LARGE, 413, contract.BODY_TOO_LARGE),
+]

@@ -1,0 +1,106 @@
+"""common/contract.py's rules, in process: fast, no database, no server.
+tests/test_contract.py checks the same contract over HTTP in every app."""
+
+import io
+import json
+
+import pytest
+
+from common import contract
+from common.contract import ContractError
+
+
+def refused(function, *args):
+    """(status, message) of the ContractError function raises."""
+    with pytest.raises(ContractError) as caught:
+        function(*args)
+    return caught.value.status, caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("segment", "film_id"),
+    [("995", 995), ("0995", 995), ("1", 1), ("2147483647", 2147483647)],
+)
+def test_film_ids(segment, film_id):
+    assert contract.parse_film_id(segment) == film_id
+
+
+@pytest.mark.parametrize(
+    "segment", ["0", "-1", "2147483648", "abc", "1.5", "1e3", " 995", "\u00b2", "", "９９５"]
+)
+def test_film_ids_that_name_no_film(segment):
+    assert refused(contract.parse_film_id, segment) == (404, contract.FILM_NOT_FOUND)
+
+
+@pytest.mark.parametrize(
+    ("value", "year"),
+    [(None, contract.DEFAULT_YEAR), ("2010", 2010), ("-5", -5), ("02010", 2010)],
+)
+def test_years(value, year):
+    assert contract.parse_year(value) == year
+
+
+@pytest.mark.parametrize("value", ["", "abc", "2010.5", "+2010", "2147483648", "-2147483649"])
+def test_bad_years(value):
+    assert refused(contract.parse_year, value) == (400, contract.BAD_YEAR)
+
+
+class Dribble(io.RawIOBase):
+    """A stream whose read(n) returns at most `step` bytes, as a chunked one may."""
+
+    def __init__(self, data, step):
+        self.data, self.step = data, step
+
+    def read(self, n=-1):
+        chunk, self.data = self.data[: min(n, self.step)], self.data[min(n, self.step) :]
+        return chunk
+
+
+@pytest.mark.parametrize("step", [1, 7, contract.MAX_BODY_BYTES * 2])
+def test_read_body_reads_to_the_end_of_a_short_body(step):
+    assert contract.read_body(Dribble(b'{"a": 1}', step).read) == b'{"a": 1}'
+
+
+def test_read_body_stops_one_byte_past_the_limit():
+    body = contract.read_body(Dribble(b"x" * (3 * contract.MAX_BODY_BYTES), 1000).read)
+    assert len(body) == contract.MAX_BODY_BYTES + 1
+
+
+def test_a_review():
+    assert contract.parse_review(b'{"film_id": 995, "rating": 4, "x": [1]}') == (995, 4)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        (b"x" * (contract.MAX_BODY_BYTES + 1), 413, contract.BODY_TOO_LARGE),
+        (b"", 400, contract.BAD_JSON),
+        (b"{", 400, contract.BAD_JSON),
+        (b'{"film_id": NaN, "rating": 4}', 400, contract.BAD_JSON),
+        (b'{"film_id": Infinity, "rating": 4}', 400, contract.BAD_JSON),
+        (b'{"film_id": 995, "rating": 4}\xff', 400, contract.BAD_JSON),
+        (json.dumps({"film_id": 995, "rating": 4}).encode("utf-16"), 400, contract.BAD_JSON),
+        (b"[]", 422, contract.NOT_AN_OBJECT),
+        (b'"review"', 422, contract.NOT_AN_OBJECT),
+        (b'{"rating": 4}', 422, contract.BAD_FILM_ID),
+        (b'{"film_id": true, "rating": 4}', 422, contract.BAD_FILM_ID),
+        (b'{"film_id": 995.0, "rating": 4}', 422, contract.BAD_FILM_ID),
+        (b'{"film_id": "995", "rating": 4}', 422, contract.BAD_FILM_ID),
+        (b'{"film_id": 995}', 422, contract.BAD_RATING),
+        (b'{"film_id": 995, "rating": 4.0}', 422, contract.BAD_RATING),
+        (b'{"film_id": 995, "rating": 0}', 422, contract.BAD_RATING),
+        (b'{"film_id": 995, "rating": 6}', 422, contract.BAD_RATING),
+        (b'{"film_id": 995, "rating": false}', 422, contract.BAD_RATING),
+        (b'{"film_id": 0, "rating": 4}', 422, contract.UNKNOWN_FILM),
+        (b'{"film_id": 2147483648, "rating": 4}', 422, contract.UNKNOWN_FILM),
+    ],
+)
+def test_bad_reviews_in_the_contract_order(body, status, message):
+    assert refused(contract.parse_review, body) == (status, message)
+
+
+def test_the_largest_body_allowed_is_parsed():
+    body = json.dumps({"film_id": 995, "rating": 4, "pad": ""}).encode()
+    body = body.ljust(contract.MAX_BODY_BYTES)
+    assert len(body) == contract.MAX_BODY_BYTES
+    assert contract.parse_review(body) == (995, 4)

@@ -1,0 +1,121 @@
+"""The run loop's computing parts, in process: the app list, the route
+objects, the rotation, the time estimate, the ratio spread. No database."""
+
+import importlib
+import re
+
+import pytest
+
+from bench import report, run, targets
+from bench.routes import ROUTES
+from tools import ROOT
+from tools.serve import APPS
+
+# Each route's SQL, by the constant's name in every app's module.
+APP_SQL = {"film": ("films", "SELECT_FILM"), "films": ("films", "SELECT_FILMS")}
+APP_SQL["review"] = ("reviews", "INSERT_REVIEW")
+
+
+def test_the_apps_are_declared_once_flask_first():
+    folders = sorted(path.parent.name.removesuffix("_app") for path in ROOT.glob("*_app/serve.sh"))
+    assert sorted(APPS) == folders and APPS[0] == "flask"
+
+
+def placeholders_as_marks(sql):
+    """%s, $1 and pgbench's :name all become ?, the statement's end dropped."""
+    return re.sub(r"%s|\$\d+|:[a-z_]+", "?", sql).rstrip().rstrip(";")
+
+
+@pytest.mark.parametrize("app", APPS)
+@pytest.mark.parametrize("key", ROUTES)
+def test_pgbench_runs_the_sql_of_every_app(app, key):
+    module, name = APP_SQL[key]
+    app_sql = getattr(importlib.import_module(f"{app}_app.{module}"), name)
+    statement = "\n".join(
+        line for line in ROUTES[key].pgbench.splitlines() if not line.startswith("\\set")
+    )
+    assert placeholders_as_marks(statement) == placeholders_as_marks(app_sql)
+
+
+def test_the_post_script_sends_the_body_verification_sends():
+    for route in ROUTES.values():
+        script = (ROOT / "lua" / route.script).read_text()
+        if route.body:
+            assert f"wrk.body = '{route.body.decode()}'" in script
+        else:
+            assert "wrk.method" not in script
+
+
+def test_the_rotation_puts_every_app_in_every_place():
+    apps = ["flask", "quart", "sanic", "falcon"]
+    orders = [run.rotation(apps, turn) for turn in range(len(apps))]
+    assert all(sorted(order) == sorted(apps) for order in orders)
+    for place in range(len(apps)):
+        assert sorted(order[place] for order in orders) == sorted(apps)
+    assert run.rotation([], 3) == []
+
+
+def test_the_time_left_is_what_each_kind_of_step_really_took(monkeypatch):
+    clock = iter([0.0, 100.0, 130.0])
+    monkeypatch.setattr(run.time, "monotonic", lambda: next(clock))
+    progress = run.Progress({"start": (2, 5), "run": (3, 10)})
+    progress.step("start", "start flask")  # at 0: the plan as it stands
+    assert progress.left() == 1 * 5 + 3 * 10
+    progress.step("run", "flask run 1")  # at 100: a start took 100 s
+    assert progress.left() == 1 * 100 + 2 * 10
+    progress.step("run", "flask run 2")  # at 130: a run took 30 s
+    assert progress.left() == 1 * 100 + 1 * 30
+
+
+def options(**changes):
+    values = dict(
+        apps=["flask", "quart"],
+        deployments=["article", "tuned"],
+        routes=list(ROUTES),
+        connections=[20],
+        threads=2,
+        duration=8,
+        warmup=2,
+        timeout=10,
+        repeat=5,
+        workers=None,
+        pool_size=20,
+        env={},
+        database_url=None,
+        target=None,
+        port=0,
+        pin={"app": "0-1", "db": "0", "load": "1"},
+        pgbench=True,
+        results_dir="results",
+        command="./benchmark.sh flask quart",
+    )
+    return run.Options(**{**values, **changes})
+
+
+def test_the_plan_counts_every_run_start_and_ceiling():
+    assert run.plan(options()) == {
+        "ceiling": (3, 8),
+        "start": (4, run.STARTUP_SECONDS),
+        "run": (2 * 2 * 3 * 5, 8 + 2 + run.RUN_OVERHEAD_SECONDS),  # apps x deployments x ...
+    }
+    assert run.plan(options(target="http://127.0.0.1:8000"))["start"][0] == 0
+
+
+def test_every_pool_of_every_app_started_at_once_fits():
+    # 2 cores pinned: article 1 + 1 workers, tuned 5 (flask sync) + 2 (quart).
+    assert targets.connections_needed(options()) == (1 + 1 + 5 + 2) * 20
+
+
+def measurement(app, rates):
+    runs = [{"requests_per_s": rate} for rate in rates]
+    summary = {"requests_per_s": sorted(rates)[len(rates) // 2]}
+    return {"app": app, "route": "film", "summary": summary, "runs": runs}
+
+
+def test_each_ratio_comes_with_its_spread_over_paired_repeats():
+    measurements = [measurement("flask", [100, 200, 100]), measurement("quart", [200, 300, 250])]
+    [row] = report.ratio_rows(measurements, [], ["flask", "quart"], ["film"])
+    assert row["ratio"]["quart"] == pytest.approx(2.5)  # of the medians
+    assert row["ratio_spread"]["quart"] == pytest.approx((1.5, 2.5))  # 300/200, 250/100
+    assert report.ratio_cell(2.5, (1.5, 2.5)) == "2.50x (1.50-2.50)"
+    assert report.ratio_cell(2.5, None) == "2.50x"
