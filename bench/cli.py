@@ -9,15 +9,18 @@ import sys
 
 from tools.serve import APPS
 
+from . import targets
 from .errors import BenchmarkError
 from .routes import ROUTES
 from .run import Options, run
+from .servers import PRODUCTION, SERVERS
 
 EPILOG = """\
 examples:
   ./benchmark.sh quart                       about a minute: tuned deployment, 20 connections
   ./benchmark.sh all --deployment both       every app, article's and tuned deployments
   ./benchmark.sh flask quart -c 20,64,256    a concurrency sweep
+  ./benchmark.sh flask falcon --server all   every WSGI server with both WSGI apps
   ./benchmark.sh all --duration 5m           the article's run length
   ./benchmark.sh quart --target http://quart:8000 --database-url postgresql://...
                                              measure a server that is already running
@@ -128,6 +131,13 @@ def parser():
         help="article, tuned or both (default tuned; see bench/deployments.py)",
     )
     p.add_argument(
+        "--server",
+        type=choice_list([PRODUCTION, *SERVERS], "all"),
+        help="run each app under these servers instead of a deployment: a comma list of "
+        f"{', '.join([PRODUCTION, *SERVERS])}, or all (each app under those that serve its "
+        "interface, WSGI or ASGI; serve.sh is its own; see bench/servers.py)",
+    )
+    p.add_argument(
         "--workers",
         type=int,
         help="worker processes for every app (default: the deployment's, per CPU budget)",
@@ -204,7 +214,7 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, interrupt)
     options = Options(
         apps=apps,
-        deployments=args.deployment if not args.target else ["external"],
+        deployments=["external"] if args.target else args.server or args.deployment,
         routes=args.routes,
         connections=args.connections,
         threads=args.threads,
@@ -223,6 +233,8 @@ def main(argv=None):
         results_dir=args.results,
         command=shown_command(argv),
     )
+    if not args.target and not targets.pairs(options):
+        sys.exit("none of these apps runs under the servers named (WSGI or ASGI: see --help)")
     try:
         run(options)
     except BenchmarkError as error:

@@ -1,9 +1,9 @@
-"""The two deployments of each app, as the environment its serve.sh reads.
-
-serve.sh stays the one command that serves an app (tests, benchmark, compose);
-a deployment only sets its knobs. WEB_WORKERS is a function of the app's CPU
-budget (the cores it may use): the same budget for every app.
+"""The two deployments of each app: which server runs it (bench/servers.py)
+and how many worker processes, as a function of the app's CPU budget (the
+cores it may use): the same budget for every app.
 """
+
+from .servers import PRODUCTION, SERVERS, blocking, one, per_core
 
 NOTES = {
     "article": (
@@ -14,58 +14,60 @@ NOTES = {
         "Sanic: its own server, one worker. Falcon: gunicorn, one sync worker."
     ),
     "tuned": (
-        "The best configuration found on this CPU budget: sync WSGI workers need "
-        "more processes than cores (2 x cores + 1, gunicorn's advice), as each "
-        "waits on Postgres; an event loop keeps one core busy, so one process per core."
+        "Each app's own serve.sh: sync WSGI workers need more processes than cores "
+        "(2 x cores + 1, gunicorn's advice), as each waits on Postgres; an event loop "
+        "keeps one core busy, so one process per core."
     ),
 }
 
+# How many workers each app's serve.sh runs for a CPU budget (its own default
+# reads nproc; the benchmark sets WEB_WORKERS from the budget instead).
+PRODUCTION_WORKERS = {"flask": blocking, "quart": per_core, "sanic": per_core, "falcon": blocking}
 
-def _one(cores):
-    return 1
-
-
-def _per_core(cores):
-    return cores
-
-
-def _sync(cores):
-    return 2 * cores + 1
-
-
-# deployment -> app -> (workers for a CPU budget, other serve.sh settings)
+# deployment -> app -> (server, workers for a CPU budget)
 DEPLOYMENTS = {
     "article": {
-        "flask": (_one, {"WORKER_CLASS": "gevent"}),
-        "quart": (_one, {"WORKER_CLASS": "uvloop"}),
-        "sanic": (_one, {}),
-        "falcon": (_one, {}),  # gunicorn sync, serve.sh's own
+        "flask": ("gunicorn-gevent", one),
+        "quart": ("hypercorn-uvloop", one),
+        "sanic": (PRODUCTION, one),
+        "falcon": (PRODUCTION, one),
     },
-    "tuned": {
-        "flask": (_sync, {"WORKER_CLASS": "sync"}),
-        "quart": (_per_core, {"WORKER_CLASS": "uvicorn"}),
-        "sanic": (_per_core, {}),
-        "falcon": (_sync, {}),
-    },
+    "tuned": {app: (PRODUCTION, workers) for app, workers in PRODUCTION_WORKERS.items()},
 }
 
-# app -> the distributions its serve.sh may run on; which server ran is in the
-# recorded command line.
+# app -> the distributions its serve.sh runs on.
 STACKS = {
-    "flask": ["flask", "gunicorn", "gevent", "psycopg2-binary"],
-    "quart": ["quart", "uvicorn", "hypercorn", "uvloop", "httptools", "asyncpg"],
+    "flask": ["flask", "gunicorn", "psycopg2-binary"],
+    "quart": ["quart", "uvicorn", "uvloop", "httptools", "asyncpg"],
     "sanic": ["sanic", "uvloop", "httptools", "asyncpg"],
     "falcon": ["falcon", "gunicorn", "psycopg2-binary"],
 }
 
 
-def settings(deployment, app, cores, workers=None, pool_size=20):
-    """The environment for app's serve.sh in this deployment. workers, when
-    given, overrides the deployment's count (the same for every app)."""
-    count, extra = DEPLOYMENTS[deployment].get(app, (_per_core, {}))
+def server_for(deployment, app):
+    """The server app runs under in deployment: a bench/servers.py name, or
+    PRODUCTION. A deployment that is a server's name runs every app under it."""
+    if deployment in SERVERS or deployment == PRODUCTION:
+        return deployment
+    return DEPLOYMENTS[deployment][app][0]
+
+
+def workers(deployment, app, cores, override=None):
+    """Worker processes for app in deployment on this many cores."""
+    if override:
+        return override
+    server = server_for(deployment, app)
+    if deployment in DEPLOYMENTS:
+        return DEPLOYMENTS[deployment][app][1](cores)
+    if server == PRODUCTION:
+        return PRODUCTION_WORKERS[app](cores)
+    return SERVERS[server].workers(cores)
+
+
+def settings(deployment, app, cores, workers_override=None, pool_size=20):
+    """The environment app's server gets in this deployment."""
     return {
-        **extra,
-        "WEB_WORKERS": str(workers or count(cores)),
+        "WEB_WORKERS": str(workers(deployment, app, cores, workers_override)),
         "POOL_MIN_SIZE": "0",
         "POOL_MAX_SIZE": str(pool_size),
     }

@@ -11,6 +11,7 @@ from tools import ROOT
 
 from . import wrk
 from .deployments import STACKS
+from .servers import SERVERS
 
 
 def package_version(name):
@@ -20,9 +21,13 @@ def package_version(name):
         return None
 
 
-def stack_versions(app):
-    """{"flask": "3.1.3", ...} for the distributions app runs on."""
-    return {name: package_version(name) or "not installed" for name in STACKS.get(app, [])}
+def stack_versions(app, server=None):
+    """{"flask": "3.1.3", ...} for the distributions app runs on: its serve.sh's,
+    or its framework and driver with another server's."""
+    names = STACKS.get(app, [])
+    if server in SERVERS:
+        names = [names[0], *SERVERS[server].packages, names[-1]]
+    return {name: package_version(name) or "not installed" for name in dict.fromkeys(names)}
 
 
 def cpu_model():

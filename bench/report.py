@@ -149,6 +149,45 @@ def latency_table(measurements):
     return table(header, rows)
 
 
+def matrix_tables(results):
+    """Server x app, one table per route and connection count: req/s and p99
+    (ms) of each pair, "-" where the app does not run under that server. Only
+    for runs of several servers (--server)."""
+    keys = {(m["deployment"], m["connections"]) for m in results["measurements"]}
+    servers = list(dict.fromkeys(m["deployment"] for m in results["measurements"]))
+    if len(servers) < 2 or any(name in ("article", "tuned") for name in servers):
+        return []
+    apps = list(dict.fromkeys(app["app"] for app in results["apps"]))
+    failed = {(a["app"], a["deployment"]): a["reason"] for a in results["apps"] if "reason" in a}
+    by_key = {
+        (m["app"], m["deployment"], m["route"], m["connections"]): m
+        for m in results["measurements"]
+    }
+    lines = []
+    for connections in sorted({c for _, c in keys}):
+        for route in results["wrk"]["routes"]:
+            rows = []
+            for server in servers:
+                cells = []
+                for app in apps:
+                    m = by_key.get((app, server, route, connections))
+                    if m:
+                        summary = m["summary"]
+                        cells.append(
+                            f"{requests_cell(summary)} / {summary['latency_ms']['p99']:,.0f}"
+                        )
+                    else:
+                        cells.append("failed" if (app, server) in failed else "-")
+                rows.append([server, *cells])
+            lines += [
+                f"### {ROUTES[route].label}, {connections} connections: req/s / p99 ms",
+                "",
+                table(["server", *apps], rows),
+                "",
+            ]
+    return lines
+
+
 def markdown(results):
     """The whole report: one section per deployment and connection count."""
     wrk = results["wrk"]
@@ -174,11 +213,15 @@ def markdown(results):
         if app["status"] != "measured":
             lines.append(f"**{app['app']} ({app['deployment']}) not measured:** {app['reason']}")
             lines.append("")
+    matrix = matrix_tables(results)
+    if matrix:
+        lines += ["## The server matrix", "", *matrix]
     for section in sections(results):
         deployment, connections, measurements, pgbench, apps = section
-        lines += [f"## {deployment} deployment, {connections} connections", ""]
+        kind = "server" if matrix else "deployment"
+        lines += [f"## {deployment} {kind}, {connections} connections", ""]
         notes = {app.get("note") for app in results["apps"] if app["deployment"] == deployment}
-        lines += [f"_{note}_\n" for note in notes if note]
+        lines += [f"_{note}_\n" for note in sorted(notes - {None})]
         clients = {p["clients"] for p in pgbench} - {connections}
         if clients:
             lines += [
@@ -190,7 +233,10 @@ def markdown(results):
             if app["deployment"] == deployment and app["status"] == "measured":
                 line = f"- {app['app']}: `{app['server_command']}`"
                 if app["workers"]:
-                    line += f", {app['workers']} worker(s), pool {app['pool_size']}"
+                    line += f", {app['workers']} worker(s)"
+                    if app.get("threads"):
+                        line += f" x {app['threads']} threads"
+                    line += f", pool {app['pool_size']}"
                 versions = ", ".join(f"{name} {v}" for name, v in app["versions"].items())
                 lines.append(f"{line}; {versions}")
         lines.append("")

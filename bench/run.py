@@ -91,7 +91,7 @@ class Progress:
 
 def plan(options):
     """The run's steps for Progress: pgbench runs, app starts, wrk runs."""
-    apps = len(options.apps) * len(options.deployments)
+    apps = 1 if options.target else len(targets.pairs(options))
     runs = apps * len(options.connections) * len(options.routes) * options.repeat
     ceiling = 0
     if options.pgbench and (options.database_url or not options.target):
@@ -186,12 +186,11 @@ def start_targets(stack, options, db, progress, log_dir, stamp):
     if options.target:
         return [targets.external(options)]
     started = []
-    for deployment in options.deployments:
-        for app in options.apps:
-            target = targets.new_target(app, deployment)
-            progress.step("start", f"start {target.label}")
-            targets.start(stack, options, target, db.url, log_dir, stamp)
-            started.append(target)
+    for app, deployment in targets.pairs(options):
+        target = targets.new_target(app, deployment)
+        progress.step("start", f"start {target.label}")
+        targets.start(stack, options, target, db.url, log_dir, stamp)
+        started.append(target)
     return started
 
 
@@ -213,7 +212,8 @@ def measure_once(target, route, connections, db, options, log):
 
     if options.warmup:
         wrk.run(command(options.warmup), log)
-    db.settle_and_reset()
+    if route.body:
+        db.settle_and_reset()  # the warm-up's last writes land before the run's books open
     args = command(options.duration)
     result = wrk.run(args, log)
     result["command"] = " ".join(args)

@@ -11,6 +11,7 @@ from tools.serve import AppNotStarted, running
 from . import deployments, environment, verify
 from .errors import AppFailed
 from .processes import cpu_set, free_port, pinned, server_command
+from .servers import ENTRY, PRODUCTION, SERVERS
 
 
 @dataclass
@@ -19,7 +20,7 @@ class Target:
     (status "measured", or "failed" with the reason)."""
 
     app: str
-    deployment: str
+    deployment: str  # article, tuned, or a server's name (--server)
     url: str | None = None
     record: dict = field(default_factory=dict)
 
@@ -48,24 +49,43 @@ def app_settings(options, app, deployment):
     return {**settings, **options.env}
 
 
+def fits(app, deployment):
+    """Whether app can run in deployment (a server serves one interface)."""
+    server = deployments.server_for(deployment, app)
+    return server == PRODUCTION or SERVERS[server].interface == ENTRY[app][0]
+
+
+def pairs(options):
+    """(app, deployment) of every target the run starts, deployment-major."""
+    return [
+        (app, deployment)
+        for deployment in options.deployments
+        for app in options.apps
+        if fits(app, deployment)
+    ]
+
+
 def connections_needed(options):
     """Every pool of every app started at once, full: workers x pool size."""
     return sum(
         int(app_settings(options, app, deployment)["WEB_WORKERS"]) * options.pool_size
-        for deployment in options.deployments
-        for app in options.apps
+        for app, deployment in pairs(options)
     )
 
 
 def new_target(app, deployment):
+    server = deployments.server_for(deployment, app)
     record = {
         "app": app,
         "deployment": deployment,
-        "versions": environment.stack_versions(app),
+        "server": server,
+        "versions": environment.stack_versions(app, server),
         "status": "measured",
     }
     if deployment in deployments.NOTES:
         record["note"] = deployments.NOTES[deployment]
+    elif server in SERVERS:
+        record["note"] = f"{server}: {SERVERS[server].note}."
     return Target(app, deployment, record=record)
 
 
@@ -88,10 +108,17 @@ def start(stack, options, target, database_url, log_dir, stamp):
     settings = app_settings(options, target.app, target.deployment)
     log_path = log_dir / f"{stamp}-{target.app}-{target.deployment}.log"
     port = free_port(options.port)
+    name = target.record["server"]
+    command, threads = None, None
+    if name != PRODUCTION:
+        server = SERVERS[name]
+        workers = int(settings["WEB_WORKERS"])
+        command = server.command(target.app, "127.0.0.1", port, app_cores(options), workers)
+        threads = server.budget(app_cores(options), workers)[1]
     try:
         with pinned(options.pin and options.pin["app"]):
             server = stack.enter_context(
-                running(target.app, port, database_url, log_path, timeout=60, **settings)
+                running(target.app, port, database_url, log_path, 60, command, **settings)
             )
     except AppNotStarted as error:
         print(f"  {error}", flush=True)
@@ -102,6 +129,7 @@ def start(stack, options, target, database_url, log_dir, stamp):
     target.record.update(
         server_command=server_command(server.process.pid),
         workers=int(settings["WEB_WORKERS"]),
+        threads=threads,
         pool_size=options.pool_size,
         settings=settings,
         log=str(log_path.relative_to(ROOT)) if log_path.is_relative_to(ROOT) else None,

@@ -24,9 +24,11 @@ class Reviews:
         400 if the body is not JSON, 422 if it is not a review of an existing film,
         413 if it is larger than the contract allows.
         """
-        # req.stream, not req.bounded_stream: the latter reads nothing without a Content-Length
-        # (a chunked body), while gunicorn's input stream ends where the body does.
-        film_id, rating = parse_review(read_body(req.stream.read))
+        # A declared length bounds the read (WSGI forbids reading past it: wsgiref would
+        # wait for more); without one (chunked), bounded_stream reads nothing, while
+        # gunicorn's input stream ends where the body does.
+        stream = req.stream if req.content_length is None else req.bounded_stream
+        film_id, rating = parse_review(read_body(stream.read))
         with self.pool.acquire() as connection:
             with connection.cursor() as cursor:
                 cursor.execute(INSERT_REVIEW, (rating, film_id))

@@ -6,12 +6,10 @@
 # and spends most of it waiting for Postgres, so it takes more processes than
 # cores to keep the CPUs busy; 2 x cores + 1 is gunicorn's own advice. Threads
 # (gthread) add GIL contention and measured slower here (see README).
-# WORKER_CLASS (default sync) is for bench/deployments.py: the article ran the
-# eventlet worker, which gunicorn no longer ships; gevent is the nearest one.
 set -eu
 exec gunicorn 'flask_app:create_app()' \
     --bind "${HOST:-127.0.0.1}:${PORT:-8000}" \
     --workers "${WEB_WORKERS:-$((2 * $(nproc) + 1))}" \
-    --worker-class "${WORKER_CLASS:-sync}" \
+    --worker-class sync \
     --graceful-timeout 5 \
     --no-control-socket

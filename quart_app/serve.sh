@@ -11,28 +11,13 @@
 # (Hypercorn's dropped them here), close their pools and exit within 5 seconds,
 # like the other apps' servers. It also took less CPU per request here:
 # httptools parses HTTP in C, Hypercorn's h11 in Python. Access log off.
-# WORKER_CLASS (default uvicorn) is for bench/deployments.py: uvloop runs the
-# article's Hypercorn with its uvloop worker, asyncio the same without uvloop.
 set -eu
-case "${WORKER_CLASS:-uvicorn}" in
-    uvicorn)
-        exec uvicorn quart_app:create_app --factory \
-            --host "${HOST:-127.0.0.1}" \
-            --port "${PORT:-8000}" \
-            --workers "${WEB_WORKERS:-$(nproc)}" \
-            --loop uvloop \
-            --http httptools \
-            --lifespan on \
-            --timeout-graceful-shutdown 5 \
-            --no-access-log
-        ;;
-    *)
-        # --backlog: uvicorn's and gunicorn's 2048, not Hypercorn's 100.
-        exec hypercorn 'quart_app:create_app()' \
-            --bind "${HOST:-127.0.0.1}:${PORT:-8000}" \
-            --workers "${WEB_WORKERS:-$(nproc)}" \
-            --worker-class "$WORKER_CLASS" \
-            --graceful-timeout 5 \
-            --backlog 2048
-        ;;
-esac
+exec uvicorn quart_app:create_app --factory \
+    --host "${HOST:-127.0.0.1}" \
+    --port "${PORT:-8000}" \
+    --workers "${WEB_WORKERS:-$(nproc)}" \
+    --loop uvloop \
+    --http httptools \
+    --lifespan on \
+    --timeout-graceful-shutdown 5 \
+    --no-access-log

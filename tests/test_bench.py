@@ -113,7 +113,7 @@ def insert_reviews(connection, count):
 
 def test_nothing_lost_counts_the_rows_in_the_real_table(db):
     insert_reviews(db, 5)
-    rows = database.settled_review_count(db, interval=0.05)
+    rows = database.settled_review_count(db, quiet=0.05)
     ledger = check_nothing_lost(responses_2xx=3, rows_added=rows, connections=20)
     assert ledger.as_dict() == {
         "responses_2xx": 3,
@@ -123,19 +123,19 @@ def test_nothing_lost_counts_the_rows_in_the_real_table(db):
         "ok": True,
     }
     database.reset_reviews(db)
-    assert database.settled_review_count(db, interval=0.05) == 0
+    assert database.settled_review_count(db, quiet=0.05) == 0
 
 
 def test_a_2xx_without_its_row_is_a_lost_write(db):
     insert_reviews(db, 4)
-    rows = database.settled_review_count(db, interval=0.05)
+    rows = database.settled_review_count(db, quiet=0.05)
     with pytest.raises(LostWrites, match="5 responses said 201 but only 4 rows"):
         check_nothing_lost(responses_2xx=5, rows_added=rows, connections=20)
 
 
 def test_more_rows_than_requests_in_flight_fails_too(db):
     insert_reviews(db, 8)
-    rows = database.settled_review_count(db, interval=0.05)
+    rows = database.settled_review_count(db, quiet=0.05)
     check_nothing_lost(responses_2xx=4, rows_added=rows, connections=4)
     with pytest.raises(LostWrites, match="more than the 3 requests"):
         check_nothing_lost(responses_2xx=4, rows_added=rows, connections=3)

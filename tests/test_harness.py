@@ -119,3 +119,29 @@ def test_each_ratio_comes_with_its_spread_over_paired_repeats():
     assert row["ratio_spread"]["quart"] == pytest.approx((1.5, 2.5))  # 300/200, 250/100
     assert report.ratio_cell(2.5, (1.5, 2.5)) == "2.50x (1.50-2.50)"
     assert report.ratio_cell(2.5, None) == "2.50x"
+
+
+def test_the_article_deployment_names_its_servers_from_the_table():
+    from bench import deployments
+    from bench.servers import PRODUCTION, SERVERS
+
+    assert deployments.server_for("article", "flask") == "gunicorn-gevent"
+    assert deployments.server_for("article", "quart") == "hypercorn-uvloop"
+    assert deployments.server_for("tuned", "quart") == PRODUCTION
+    assert deployments.server_for("waitress", "flask") == "waitress"
+    assert deployments.workers("article", "flask", cores=2) == 1
+    assert deployments.workers("tuned", "flask", cores=2) == 5
+    assert deployments.workers("tornado", "falcon", cores=2) == SERVERS["tornado"].workers(2) == 5
+    assert deployments.workers("uvicorn", "sanic", cores=2, override=3) == 3
+
+
+def test_a_server_run_pairs_each_app_with_the_servers_of_its_interface():
+    pairs = targets.pairs(
+        options(apps=["flask", "quart"], deployments=["serve.sh", "waitress", "uvicorn"])
+    )
+    assert pairs == [
+        ("flask", "serve.sh"),
+        ("quart", "serve.sh"),
+        ("flask", "waitress"),
+        ("quart", "uvicorn"),
+    ]

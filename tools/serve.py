@@ -52,8 +52,9 @@ def database(name=embedded.DATABASE, url=None, **settings):
             embedded.stop()
 
 
-def start_app(app, port, database_url, log=None, **settings):
-    """Popen of the app's serve.sh; settings become environment variables."""
+def start_app(app, port, database_url, log=None, command=None, **settings):
+    """Popen of the app's serve.sh (or of command, another server's argv, run
+    from the project folder); settings become environment variables."""
     if app not in APPS:
         raise ValueError(f"unknown app {app!r}; choose from {', '.join(APPS)}")
     env = {
@@ -65,7 +66,7 @@ def start_app(app, port, database_url, log=None, **settings):
         **{key.upper(): str(value) for key, value in settings.items()},
     }
     return subprocess.Popen(
-        ["sh", f"{app}_app/serve.sh"],
+        command or ["sh", f"{app}_app/serve.sh"],
         cwd=ROOT,
         env=env,
         stdout=log,
@@ -128,11 +129,11 @@ class Server:
 
 
 @contextlib.contextmanager
-def running(app, port, database_url, log_path, timeout=30.0, **settings):
+def running(app, port, database_url, log_path, timeout=30.0, command=None, **settings):
     """Yield a Server once app answers /health; stop it on exit. Raises
     AppNotStarted (with its log's tail) if it does not come up."""
     with open(log_path, "w") if log_path else contextlib.nullcontext() as log:
-        process = start_app(app, port, database_url, log=log, **settings)
+        process = start_app(app, port, database_url, log=log, command=command, **settings)
     server = Server(app, f"http://127.0.0.1:{port}", log_path and Path(log_path), process)
     try:
         try:

@@ -1,0 +1,283 @@
+"""The servers an app can run under: one table of command lines per interface
+(WSGI, ASGI), for --server and for the article's deployment.
+
+Each app's serve.sh stays its one production command (tests, compose,
+benchmark.sh's tuned deployment); the variants a reader might pick instead live
+here, so that `diff -ru flask_app quart_app` shows the migration and not
+benchmark plumbing. Worker processes and threads are derived from the app's
+CPU budget (its cores) by the same rules for every app, and stated in the report:
+- a process that blocks on Postgres per request (gunicorn sync, Tornado's
+  WSGIContainer): 2 x cores + 1 processes, gunicorn's advice;
+- an event loop, or a process with threads: one process per core;
+- a server with no process manager (waitress, Twisted, wsgiref) runs one
+  process: that is what it offers, and the report shows what it costs.
+"""
+
+from dataclasses import dataclass
+
+# app -> (interface, "module:factory"): every server calls the factory once per
+# worker process (a pool is per process: asyncpg's belongs to one event loop).
+ENTRY = {
+    "flask": ("wsgi", "flask_app:create_app"),
+    "quart": ("asgi", "quart_app:create_app"),
+    "sanic": ("asgi", "sanic_app:create_app"),
+    "falcon": ("wsgi", "falcon_app:get_app"),
+}
+PRODUCTION = "serve.sh"  # the app's own serve.sh: its production server
+
+
+def one(cores):
+    return 1
+
+
+def per_core(cores):
+    return cores
+
+
+def blocking(cores):
+    return 2 * cores + 1
+
+
+@dataclass(frozen=True)
+class Server:
+    name: str
+    interface: str  # wsgi, asgi, or PRODUCTION's "any"
+    args: tuple  # {target} {host} {port} {workers} {threads} filled in by command()
+    workers: object  # cores -> worker processes
+    threads: object = None  # cores -> threads per process, where the server has them
+    packages: tuple = ()  # distributions whose versions the report states
+    note: str = ""
+
+    def command(self, app, host, port, cores, workers=None):
+        """The argv that serves app; workers overrides the rule (--workers)."""
+        values = {
+            "target": ENTRY[app][1],
+            "host": host,
+            "port": port,
+            "workers": workers or self.workers(cores),
+            "threads": self.threads(cores) if self.threads else "",
+        }
+        return [arg.format(**values) for arg in self.args]
+
+    def budget(self, cores, workers=None):
+        """(processes, threads per process) on this many cores."""
+        return workers or self.workers(cores), self.threads(cores) if self.threads else 1
+
+
+GUNICORN = ("gunicorn", "{target}()", "--bind", "{host}:{port}", "--workers", "{workers}")
+GUNICORN_END = ("--graceful-timeout", "5", "--no-control-socket")
+RUNNER = ("python", "-m", "bench.wsgi_servers")  # servers with no command of their own
+
+SERVERS = {
+    server.name: server
+    for server in [
+        Server(
+            "gunicorn-sync",
+            "wsgi",
+            (*GUNICORN, "--worker-class", "sync", *GUNICORN_END),
+            blocking,
+            packages=("gunicorn",),
+            note="one request at a time per process (Flask's and Falcon's serve.sh)",
+        ),
+        Server(
+            "gunicorn-gthread",
+            "wsgi",
+            (*GUNICORN, "--worker-class", "gthread", "--threads", "{threads}", *GUNICORN_END),
+            per_core,
+            threads=lambda cores: 4,
+            packages=("gunicorn",),
+            note="threads share one GIL per process",
+        ),
+        Server(
+            "gunicorn-gevent",
+            "wsgi",
+            (*GUNICORN, "--worker-class", "gevent", *GUNICORN_END),
+            per_core,
+            packages=("gunicorn", "gevent"),
+            note="green threads; psycopg2 still blocks the whole process (the article's kind)",
+        ),
+        Server(
+            "gunicorn-gevent-psycogreen",
+            "wsgi",
+            (
+                *GUNICORN,
+                "--worker-class",
+                "gevent",
+                "--config",
+                "python:bench.psycogreen_hook",
+                *GUNICORN_END,
+            ),
+            per_core,
+            packages=("gunicorn", "gevent", "psycogreen"),
+            note="green threads, and psycopg2 made cooperative by psycogreen's wait callback",
+        ),
+        Server(
+            "waitress",
+            "wsgi",
+            (
+                "waitress-serve",
+                "--listen={host}:{port}",
+                "--threads={threads}",
+                "--call",
+                "{target}",
+            ),
+            one,
+            threads=blocking,
+            packages=("waitress",),
+            note="pure Python, one process with a thread pool",
+        ),
+        Server(
+            "tornado",
+            "wsgi",
+            (*RUNNER, "tornado", "{target}", "{host}", "{port}", "{workers}", "{threads}"),
+            blocking,
+            packages=("tornado",),
+            note="Tornado's WSGIContainer: each process runs one request at a time on its loop",
+        ),
+        Server(
+            "twisted",
+            "wsgi",
+            (*RUNNER, "twisted", "{target}", "{host}", "{port}", "{workers}", "{threads}"),
+            one,
+            threads=blocking,
+            packages=("twisted",),
+            note="Twisted's WSGIResource: one reactor process, requests on its thread pool",
+        ),
+        Server(
+            "wsgiref",
+            "wsgi",
+            (*RUNNER, "wsgiref", "{target}", "{host}", "{port}", "{workers}", "{threads}"),
+            one,
+            packages=(),
+            note="the standard library's reference server: one thread, the floor",
+        ),
+        Server(
+            "granian-wsgi",
+            "wsgi",
+            (
+                "granian",
+                "--interface",
+                "wsgi",
+                "--factory",
+                "{target}",
+                "--host",
+                "{host}",
+                "--port",
+                "{port}",
+                "--workers",
+                "{workers}",
+                "--blocking-threads",
+                "{threads}",
+                "--no-ws",
+            ),
+            per_core,
+            threads=lambda cores: 4,
+            packages=("granian",),
+            note="Rust HTTP, the app on a pool of blocking threads per process",
+        ),
+        Server(
+            "uvicorn",
+            "asgi",
+            (
+                "uvicorn",
+                "{target}",
+                "--factory",
+                "--host",
+                "{host}",
+                "--port",
+                "{port}",
+                "--workers",
+                "{workers}",
+                "--loop",
+                "uvloop",
+                "--http",
+                "httptools",
+                "--timeout-graceful-shutdown",
+                "5",
+                "--no-access-log",
+            ),
+            per_core,
+            packages=("uvicorn", "uvloop", "httptools"),
+            note="uvloop and httptools (C); Quart's serve.sh",
+        ),
+        Server(
+            "hypercorn-uvloop",
+            "asgi",
+            (
+                "hypercorn",
+                "{target}()",
+                "--bind",
+                "{host}:{port}",
+                "--workers",
+                "{workers}",
+                "--worker-class",
+                "uvloop",
+                "--graceful-timeout",
+                "5",
+                "--backlog",
+                "2048",
+            ),
+            per_core,
+            packages=("hypercorn", "uvloop"),
+            note="Quart's own server (h11, pure Python) on uvloop: the article's",
+        ),
+        Server(
+            "hypercorn-asyncio",
+            "asgi",
+            (
+                "hypercorn",
+                "{target}()",
+                "--bind",
+                "{host}:{port}",
+                "--workers",
+                "{workers}",
+                "--worker-class",
+                "asyncio",
+                "--graceful-timeout",
+                "5",
+                "--backlog",
+                "2048",
+            ),
+            per_core,
+            packages=("hypercorn",),
+            note="Hypercorn on the standard asyncio loop",
+        ),
+        Server(
+            "granian-asgi",
+            "asgi",
+            (
+                "granian",
+                "--interface",
+                "asgi",
+                "--factory",
+                "{target}",
+                "--host",
+                "{host}",
+                "--port",
+                "{port}",
+                "--workers",
+                "{workers}",
+                "--loop",
+                "uvloop",
+                "--no-ws",
+            ),
+            per_core,
+            packages=("granian", "uvloop"),
+            note="Rust HTTP, the app on uvloop",
+        ),
+        Server(
+            "gunicorn-uvicorn",
+            "asgi",
+            (*GUNICORN, "--worker-class", "uvicorn_worker.UvicornWorker", *GUNICORN_END),
+            per_core,
+            packages=("gunicorn", "uvicorn-worker", "uvicorn", "uvloop", "httptools"),
+            note="uvicorn's workers under gunicorn's process manager",
+        ),
+    ]
+}
+
+
+def names_for(app):
+    """The servers app can run under (its own serve.sh first)."""
+    interface = ENTRY[app][0]
+    return [PRODUCTION] + [s.name for s in SERVERS.values() if s.interface == interface]
