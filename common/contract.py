@@ -26,8 +26,10 @@ BAD_RATING = "rating must be an integer from 1 to 5"
 UNKNOWN_FILM = "film_id does not name a film"
 DATABASE_UNAVAILABLE = "database unavailable"
 
-_DIGITS = re.compile(r"[0-9]+")
-_SIGNED_DIGITS = re.compile(r"-?[0-9]+")
+# A sign, leading zeros, then at most 10 digits: int4's range, checked before
+# int(), which refuses strings of more than 4,300 digits with a ValueError.
+_DIGITS = re.compile(r"0*([0-9]{1,10})")
+_SIGNED_DIGITS = re.compile(r"(-?)0*([0-9]{1,10})")
 
 
 class ContractError(Exception):
@@ -39,18 +41,20 @@ class ContractError(Exception):
 
 def parse_film_id(segment):
     """Path segment -> film id; anything but ASCII digits naming an int4 is 404."""
-    if not _DIGITS.fullmatch(segment) or not 0 < int(segment) <= INT4_MAX:
+    match = _DIGITS.fullmatch(segment)
+    if not match or not 0 < int(match[1]) <= INT4_MAX:
         raise ContractError(404, FILM_NOT_FOUND)
-    return int(segment)
+    return int(match[1])
 
 
 def parse_year(value):
     """The year.gt query value (None when absent) -> int; a non-integer is 400."""
     if value is None:
         return DEFAULT_YEAR
-    if not _SIGNED_DIGITS.fullmatch(value) or not -INT4_MAX - 1 <= int(value) <= INT4_MAX:
+    match = _SIGNED_DIGITS.fullmatch(value)
+    if not match or not -INT4_MAX - 1 <= int(match[1] + match[2]) <= INT4_MAX:
         raise ContractError(400, BAD_YEAR)
-    return int(value)
+    return int(match[1] + match[2])
 
 
 def read_body(read):
@@ -72,14 +76,17 @@ def parse_review(body):
     """Request body bytes -> (film_id, rating).
 
     Raises ContractError: 413 if the body is larger than MAX_BODY_BYTES, 400
-    if it is not UTF-8 JSON, 422 if it is JSON but not a review. Whether the
-    film exists is checked by the INSERT.
+    if it is not UTF-8 JSON (or nests deeper than Python's recursion limit),
+    422 if it is JSON but not a review. Whether the film exists is checked by
+    the INSERT.
     """
     if len(body) > MAX_BODY_BYTES:
         raise ContractError(413, BODY_TOO_LARGE)
     try:
         review = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
-    except ValueError:  # includes UnicodeDecodeError and JSONDecodeError
+    # ValueError includes UnicodeDecodeError and JSONDecodeError; 64 KB of [[[[
+    # nests deeper than the parser's recursion limit.
+    except (ValueError, RecursionError):
         raise ContractError(400, BAD_JSON) from None
     if not isinstance(review, dict):
         raise ContractError(422, NOT_AN_OBJECT)
