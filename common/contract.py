@@ -25,6 +25,12 @@ BAD_FILM_ID = "film_id must be an integer"
 BAD_RATING = "rating must be an integer from 1 to 5"
 UNKNOWN_FILM = "film_id does not name a film"
 DATABASE_UNAVAILABLE = "database unavailable"
+# What the servers and the proxy refuse before an app sees a request, where
+# they let us say it in JSON (docs/contract.md, "Errors from the servers").
+MALFORMED_REQUEST = "malformed HTTP request"
+URI_TOO_LONG = "request line is too long"
+HEADERS_TOO_LARGE = "request headers are too large"
+REQUEST_TIMEOUT = "request not received in time"
 
 # A sign, leading zeros, then at most 10 digits: int4's range, checked before
 # int(), which refuses strings of more than 4,300 digits with a ValueError.

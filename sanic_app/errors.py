@@ -7,13 +7,20 @@ from sanic.exceptions import SanicException, ServerError
 from common.contract import (
     BODY_TOO_LARGE,
     DATABASE_UNAVAILABLE,
+    HEADERS_TOO_LARGE,
+    MALFORMED_REQUEST,
     MAX_BODY_BYTES,
     METHOD_NOT_ALLOWED,
     NOT_FOUND,
     ContractError,
 )
 
-MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 413: BODY_TOO_LARGE}
+# Sanic's own 400s are its parser's (bad framing, bad Content-Length): the app's
+# 400s are ContractErrors.
+MESSAGES = {400: MALFORMED_REQUEST, 404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 413: BODY_TOO_LARGE}
+# Sanic refuses a request head larger than Http.HEADER_MAX_SIZE with a 413 and
+# this message; the contract's status for it, as gunicorn's, is 431.
+SANIC_HEADER_TOO_LARGE = "Request header exceeds the size limit"
 
 # No free connection in time (TimeoutError), or what psycopg2 calls
 # OperationalError in asyncpg's words: the SQLSTATE classes 08, 53, 55, 57 and
@@ -68,6 +75,8 @@ def http_error(request, exception):
     if not isinstance(exception, SanicException):
         exception = ServerError()
     status = exception.status_code
+    if exception.message == SANIC_HEADER_TOO_LARGE:
+        return error(431, HEADERS_TOO_LARGE)
     response = error(status, MESSAGES.get(status, exception.message))
     response.headers.update(exception.headers)
     return response
