@@ -1,11 +1,12 @@
 """Start one app under its production server, against a database with the sample data.
 
-    python -m tools.serve flask [--port 8000]
+    python -m tools.serve flask [--port 8000] [--proxy]
 
 Uses DATABASE_URL if set, else the embedded Postgres (db/embedded.py); loads the
 sample data if missing; runs <app>_app/serve.sh; prints the URL once /health
 answers; on Ctrl-C or SIGTERM stops everything it started. The tests and
-benchmark.sh start apps through the same functions.
+benchmark.sh start apps through the same functions. With --proxy, nginx
+(tools/proxy.py) listens on the port and the app on a free one behind it.
 """
 
 import argparse
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from db import embedded
 from db.load import load
+from tools import proxy
 
 ROOT = Path(__file__).resolve().parent.parent
 APPS = sorted(path.parent.name.removesuffix("_app") for path in ROOT.glob("*_app/serve.sh"))
@@ -94,18 +96,25 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("app", choices=APPS)
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--proxy", action="store_true", help="behind nginx (proxy/api.inc)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     database_url, started_database = start_database()
-    process = start_app(args.app, args.port, database_url)
+    app_port = embedded.free_port() if args.proxy else args.port
+    process = start_app(args.app, app_port, database_url)
+    nginx = None
     try:
+        wait_healthy(process, f"http://127.0.0.1:{app_port}")
+        if args.proxy:
+            nginx = proxy.start(app_port, args.port)
         url = f"http://127.0.0.1:{args.port}"
-        wait_healthy(process, url)
         print(f"{args.app} serves {url} (Ctrl-C stops it)", flush=True)
         process.wait()
     except KeyboardInterrupt:
         pass
     finally:
+        if nginx:
+            proxy.stop(nginx)
         stop(process)
         if started_database:
             embedded.stop()
