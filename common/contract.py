@@ -10,6 +10,10 @@ import json
 import re
 
 MAX_BODY_BYTES = 64 * 1024  # a review is a few dozen bytes
+# A review nests one level deep. Python's parser recurses per level, and how
+# deep it gets before a RecursionError depends on the server's stack: a fixed
+# limit gives every app the same answer.
+MAX_JSON_DEPTH = 32
 INT4_MAX = 2**31 - 1  # the id and year columns are Postgres integers
 DEFAULT_YEAR = 2000
 
@@ -36,6 +40,8 @@ REQUEST_TIMEOUT = "request not received in time"
 # int(), which refuses strings of more than 4,300 digits with a ValueError.
 _DIGITS = re.compile(r"0*([0-9]{1,10})")
 _SIGNED_DIGITS = re.compile(r"(-?)0*([0-9]{1,10})")
+# A JSON string (skipped whole: brackets inside it do not nest) or a bracket.
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
 class ContractError(Exception):
@@ -82,17 +88,18 @@ def parse_review(body):
     """Request body bytes -> (film_id, rating).
 
     Raises ContractError: 413 if the body is larger than MAX_BODY_BYTES, 400
-    if it is not UTF-8 JSON (or nests deeper than Python's recursion limit),
-    422 if it is JSON but not a review. Whether the film exists is checked by
+    if it is not UTF-8 JSON or nests deeper than MAX_JSON_DEPTH, 422 if it is
+    JSON but not a review. Whether the film exists is checked by
     the INSERT.
     """
     if len(body) > MAX_BODY_BYTES:
         raise ContractError(413, BODY_TOO_LARGE)
     try:
-        review = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
-    # ValueError includes UnicodeDecodeError and JSONDecodeError; 64 KB of [[[[
-    # nests deeper than the parser's recursion limit.
-    except (ValueError, RecursionError):
+        text = body.decode("utf-8")
+        if _nests_too_deep(text):
+            raise ValueError("nested too deep")
+        review = json.loads(text, parse_constant=_reject_constant)
+    except ValueError:  # includes UnicodeDecodeError and JSONDecodeError
         raise ContractError(400, BAD_JSON) from None
     if not isinstance(review, dict):
         raise ContractError(422, NOT_AN_OBJECT)
@@ -104,6 +111,18 @@ def parse_review(body):
     if not 0 < film_id <= INT4_MAX:
         raise ContractError(422, UNKNOWN_FILM)
     return film_id, rating
+
+
+def _nests_too_deep(text):
+    depth = 0
+    for token in _STRUCTURE.finditer(text):
+        if token[0] in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return True
+        elif token[0] in "]}":
+            depth -= 1
+    return False
 
 
 def _is_int(value):
