@@ -44,8 +44,8 @@ async def acquire():
     """A pooled connection for an async with block; TimeoutError after
     POOL_TIMEOUT seconds without a free one (asyncpg would wait forever).
 
-    asyncpg commits each statement outside a transaction block by itself: each
-    handler runs one statement, so none needs one.
+    asyncpg commits each statement outside a transaction block by itself: the
+    reads need no transaction; the write opens one (reviews.py).
     """
     extensions = current_app.extensions
     pool = extensions["pool"]

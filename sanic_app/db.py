@@ -44,8 +44,8 @@ async def acquire(request):
     """A pooled connection for an async with block; TimeoutError after
     POOL_TIMEOUT seconds without a free one (asyncpg would wait forever).
 
-    asyncpg commits each statement outside a transaction block by itself: each
-    handler runs one statement, so none needs one.
+    asyncpg commits each statement outside a transaction block by itself: the
+    reads need no transaction; the write opens one (reviews.py).
     """
     ctx = request.app.ctx
     connection = await ctx.pool.acquire(timeout=ctx.settings.pool_timeout)

@@ -25,10 +25,11 @@ SANIC_HEADER_TOO_LARGE = "Request header exceeds the size limit"
 # No free connection in time (TimeoutError), or what psycopg2 calls
 # OperationalError in asyncpg's words: the SQLSTATE classes 08, 53, 55, 57 and
 # 58 (no connection, out of resources, database not accepting connections,
-# shutting down, system error), a refused socket, a connection lost mid-query,
-# and a connection asyncpg left in a broken state when Postgres went away
-# (InternalClientError: "cannot switch to state ...; another operation is in
-# progress"): the statement was not sent, nothing was written.
+# shutting down, system error), a refused socket, and what asyncpg raises about
+# a connection Postgres dropped: lost mid-query (ConnectionDoesNotExistError),
+# closed under a transaction block (InterfaceError), left busy by a cancelled
+# operation (InternalClientError: "cannot switch to state ..."). A write that
+# failed so was not committed: its transaction rolls back with the connection.
 UNAVAILABLE = (
     TimeoutError,
     OSError,
@@ -37,7 +38,7 @@ UNAVAILABLE = (
     asyncpg.ObjectNotInPrerequisiteStateError,
     asyncpg.OperatorInterventionError,
     asyncpg.PostgresSystemError,
-    asyncpg.ConnectionDoesNotExistError,
+    asyncpg.InterfaceError,
     asyncpg.InternalClientError,
 )
 
