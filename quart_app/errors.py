@@ -10,10 +10,11 @@ from common.contract import (
     MAX_BODY_BYTES,
     METHOD_NOT_ALLOWED,
     NOT_FOUND,
+    REQUEST_TIMEOUT,
     ContractError,
 )
 
-MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 413: BODY_TOO_LARGE}
+MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 408: REQUEST_TIMEOUT, 413: BODY_TOO_LARGE}
 
 # No free connection in time (TimeoutError), or what psycopg2 calls
 # OperationalError in asyncpg's words: the SQLSTATE classes 08, 53, 55, 57 and

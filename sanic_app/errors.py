@@ -12,15 +12,27 @@ from common.contract import (
     MAX_BODY_BYTES,
     METHOD_NOT_ALLOWED,
     NOT_FOUND,
+    REQUEST_TIMEOUT,
     ContractError,
 )
 
 # Sanic's own 400s are its parser's (bad framing, bad Content-Length): the app's
 # 400s are ContractErrors.
-MESSAGES = {400: MALFORMED_REQUEST, 404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 413: BODY_TOO_LARGE}
+MESSAGES = {
+    400: MALFORMED_REQUEST,
+    404: NOT_FOUND,
+    405: METHOD_NOT_ALLOWED,
+    408: REQUEST_TIMEOUT,
+    413: BODY_TOO_LARGE,
+}
 # Sanic refuses a request head larger than Http.HEADER_MAX_SIZE with a 413 and
 # this message; the contract's status for it, as gunicorn's, is 431.
 SANIC_HEADER_TOO_LARGE = "Request header exceeds the size limit"
+# Sanic reads a body before the handler runs, under RESPONSE_TIMEOUT (60 s), and
+# answers 503 with this message when it does not arrive in time. The handlers'
+# own waits are bounded far below (POOL_TIMEOUT, DATABASE_TIMEOUT): this is a
+# client's stalled body, the contract's 408 (as Quart's BODY_TIMEOUT).
+SANIC_RESPONSE_TIMEOUT = "Response Timeout"
 
 # No free connection in time (TimeoutError), or what psycopg2 calls
 # OperationalError in asyncpg's words: the SQLSTATE classes 08, 53, 55, 57 and
@@ -78,6 +90,8 @@ def http_error(request, exception):
     status = exception.status_code
     if exception.message == SANIC_HEADER_TOO_LARGE:
         return error(431, HEADERS_TOO_LARGE)
+    if exception.message == SANIC_RESPONSE_TIMEOUT:
+        return error(408, REQUEST_TIMEOUT)
     response = error(status, MESSAGES.get(status, exception.message))
     response.headers.update(exception.headers)
     return response
