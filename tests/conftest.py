@@ -3,6 +3,7 @@ production server (its serve.sh), reached over HTTP.
 
 With DATABASE_URL set, the tests use that database (and empty its review
 table); without it, a `dvdrental_test` database on the embedded Postgres.
+With TEST_PROXY=1, every app is reached through nginx (tools/proxy.py).
 """
 
 import os
@@ -13,6 +14,7 @@ import pytest
 
 from db import embedded
 from db.load import load
+from tests.faults import behind_proxy
 from tools.serve import APPS, start_app, stop, wait_healthy
 
 
@@ -69,7 +71,10 @@ def serve(app, database_url, log_dir, **settings):
             wait_healthy(process, server.url)
         except RuntimeError as error:
             pytest.fail(f"{app} did not start: {error}\n{server.log_tail()}")
-        yield server
+        if os.environ.get("TEST_PROXY"):  # the same suites, through nginx
+            yield from behind_proxy(server, log_dir)
+        else:
+            yield server
     finally:
         stop(process)
 

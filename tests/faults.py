@@ -4,6 +4,7 @@ reviews with its ledger, nginx when it is installed.
 Everything here talks to 127.0.0.1 only, and is bounded in time.
 """
 
+import dataclasses
 import http.client
 import json
 import os
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from db import embedded
+from tools import proxy
 
 REVIEW = json.dumps({"film_id": 995, "rating": 4}).encode()
 
@@ -31,6 +33,19 @@ def nginx():
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+def behind_proxy(server, log_dir):
+    """Yield a copy of the conftest Server whose url is nginx's, in front of it."""
+    nginx()
+    port = embedded.free_port()
+    app_port = int(server.url.rsplit(":", 1)[1])
+    with open(log_dir / f"nginx-{server.app}-{port}.log", "w") as log:
+        handle = proxy.start(app_port, port, log)
+    try:
+        yield dataclasses.replace(server, url=f"http://127.0.0.1:{port}")
+    finally:
+        proxy.stop(handle)
 
 
 class Postgres:

@@ -6,6 +6,7 @@ answers before the app sees the request is listed in SERVER_ANSWERS (and in
 docs/contract.md), and behind the proxy that too is the contract's JSON."""
 
 import json
+import os
 import random
 from dataclasses import dataclass
 
@@ -174,6 +175,8 @@ MESSAGES = {
 @pytest.mark.parametrize("name", FRAMING)
 def test_server_refuses_framing(server, db, name):
     """Never a 5xx, never a hang; the server's own answer is the documented one."""
+    if os.environ.get("TEST_PROXY"):
+        pytest.skip("TEST_PROXY: nginx answers these (test_proxy_refuses_framing_as_json)")
     response = raw(port_of(server), FRAMING[name])
     status, content_type = SERVER_ANSWERS[name][SERVER_ORDER.index(server.app)]
     assert (response.status, response.headers["content-type"]) == (status, content_type)
@@ -196,4 +199,16 @@ def test_proxy_refuses_framing_as_json(proxied, db, name):
 def test_proxy_passes_the_apps_answers(proxied, name, body, status):
     response = raw(proxied.port, post(body))
     assert response.status == status
+    assert response.headers["content-type"] == JSON
+
+
+@pytest.mark.parametrize(
+    ("target", "status", "allow"),
+    [("/health", 405, "GET, HEAD"), ("/films/995/", 405, "GET, HEAD"), ("/reviews/", 405, "POST"),
+     ("/nope", 404, None)],
+)  # fmt: skip
+def test_proxy_answers_trace_as_the_apps_would(proxied, target, status, allow):
+    """nginx refuses TRACE itself, before the app: with the app's status and Allow."""
+    response = raw(proxied.port, f"TRACE {target} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    assert (response.status, response.headers.get("allow")) == (status, allow)
     assert response.headers["content-type"] == JSON
