@@ -79,7 +79,7 @@ def reconnect(postgres):
     return connection
 
 
-def test_database_stopped_and_restarted_under_load(app_on_private_db, postgres):
+def test_database_stopped_and_restarted_under_load(app_on_private_db, postgres, record_property):
     """503 in bounded time while it is down, never a 500; back by itself; the ledger holds."""
     port = port_of(app_on_private_db)
     with Load(port, CLIENTS) as ledger:
@@ -91,20 +91,27 @@ def test_database_stopped_and_restarted_under_load(app_on_private_db, postgres):
         postgres.start()
         recovered = wait_for(lambda: (get(port, "/health") or down).status == 200, 20)
         time.sleep(1)
+    connection = reconnect(postgres)
+    stored = stored_reviews(connection)
+    connection.close()
+    record_property("statuses", ledger.statuses)
+    record_property("slowest_s", round(ledger.slowest, 2))
+    record_property("health_down_s", round(down.seconds, 2))
+    record_property("unanswered", ledger.unanswered)
+    record_property("stored_without_201", len(stored - ledger.created))
     assert down.status == 503 and down.json() == {"error": "database unavailable"}
     assert down.seconds < BOUND
     assert recovered, app_on_private_db.log_tail()
     assert set(ledger.statuses) <= {201, 503}, ledger.statuses
     assert ledger.statuses.get(503, 0) > 0 and ledger.statuses[201] > 0
     assert ledger.slowest < BOUND
-    connection = reconnect(postgres)
-    stored = stored_reviews(connection)
-    connection.close()
     assert ledger.created <= stored, "a review answered 201 is missing"
     assert len(stored - ledger.created) <= CLIENTS + ledger.unanswered, ledger
 
 
-def test_frozen_database_gives_503_in_bounded_time(app_on_private_db, postgres, private_db):
+def test_frozen_database_gives_503_in_bounded_time(
+    app_on_private_db, postgres, private_db, record_property
+):
     """SIGSTOPped Postgres: every request, pooled connection or new, ends in a 503
     within the bounds; nothing is written; it answers again once thawed."""
     port = port_of(app_on_private_db)
@@ -130,6 +137,7 @@ def test_frozen_database_gives_503_in_bounded_time(app_on_private_db, postgres, 
             thread.join(40)
     finally:
         postgres.thaw()
+    record_property("answers", [(a.status, round(a.seconds, 2)) for a in answers if a])
     for answer in answers:
         assert answer is not None
         assert (answer.status, answer.json()) == (503, {"error": "database unavailable"})
@@ -140,7 +148,9 @@ def test_frozen_database_gives_503_in_bounded_time(app_on_private_db, postgres, 
     assert query(private_db, "SELECT count(*) FROM review") == [(0,)]
 
 
-def test_locked_table_gives_503_within_the_statement_timeout(app_on_private_db, postgres):
+def test_locked_table_gives_503_within_the_statement_timeout(
+    app_on_private_db, postgres, record_property
+):
     """A lock held longer than DATABASE_TIMEOUT: Postgres cancels the statement, 503."""
     port = port_of(app_on_private_db)
     locker = psycopg2.connect(postgres.url)
@@ -151,6 +161,8 @@ def test_locked_table_gives_503_within_the_statement_timeout(app_on_private_db, 
         health = get(port, "/health")
     finally:
         locker.close()
+    record_property("film", (answer.status, round(answer.seconds, 2)))
+    record_property("health", (health.status, round(health.seconds, 2)))
     assert (answer.status, answer.json()) == (503, {"error": "database unavailable"})
     assert answer.seconds < BOUND
     assert health.status == 200  # SELECT 1 needs no lock on film
@@ -158,7 +170,9 @@ def test_locked_table_gives_503_within_the_statement_timeout(app_on_private_db, 
 
 
 @pytest.mark.parametrize("app", APPS)
-def test_sigterm_under_load_answers_every_stored_review(app, database_url, db, tmp_path):
+def test_sigterm_under_load_answers_every_stored_review(
+    app, database_url, db, tmp_path, record_property
+):
     """SIGTERM (docker stop) while clients post: the server stops accepting,
     answers what it started, and exits within its grace period; every stored
     review was answered 201."""
@@ -175,10 +189,14 @@ def test_sigterm_under_load_answers_every_stored_review(app, database_url, db, t
             exited = time.monotonic() - started
     finally:
         stop(process)
+    stored = stored_reviews(db)
+    record_property("statuses", ledger.statuses)
+    record_property("exit_s", round(exited, 2))
+    record_property("unanswered", ledger.unanswered)
+    record_property("stored_without_201", len(stored - ledger.created))
     assert ledger.statuses.get(201, 0) > 0
     assert set(ledger.statuses) == {201}, ledger.statuses
     assert exited < 5 + 3  # the grace period in serve.sh, and a margin
-    stored = stored_reviews(db)
     assert ledger.created <= stored
     assert stored <= ledger.created, f"{len(stored - ledger.created)} stored, never answered"
 
@@ -199,7 +217,9 @@ def dribble(port, data, stop_event):
 
 
 @pytest.mark.parametrize("app", APPS)
-def test_slow_clients_do_not_deny_service_through_the_proxy(app, database_url, tmp_path):
+def test_slow_clients_do_not_deny_service_through_the_proxy(
+    app, database_url, tmp_path, record_property
+):
     """More slow clients than workers, sending their heads or their bodies a
     byte at a time: through nginx, every other request is still answered."""
     nginx()
@@ -231,6 +251,7 @@ def test_slow_clients_do_not_deny_service_through_the_proxy(app, database_url, t
             thread.join(10)
         proxy.stop(handle)
         server_generator.close()
+    record_property("slowest_s", max(round(a.seconds, 3) for a in answers if a))
     assert all(answer is not None and answer.status == 200 for answer in answers)
     assert max(answer.seconds for answer in answers) < 2
 
