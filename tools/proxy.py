@@ -13,6 +13,7 @@ tells whether it is there.
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -67,11 +68,11 @@ def stop(handle, timeout=10.0):
     it has not within `timeout` seconds. Removes the prefix folder."""
     process = handle.process
     if process.poll() is None:
-        process.send_signal(3)  # SIGQUIT: nginx's graceful shutdown
+        process.send_signal(signal.SIGQUIT)  # nginx's graceful shutdown
         try:
             process.wait(timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 9)
+            os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     shutil.rmtree(handle.prefix, ignore_errors=True)
 
