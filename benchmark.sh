@@ -8,7 +8,8 @@ usage() {
 Usage:
   ./benchmark.sh APP... [options]          measure apps (APP: flask, quart, sanic, falcon, all)
   ./benchmark.sh APP --target URL          measure a server that is already running
-  ./benchmark.sh --serve APP [--port N]    serve APP until Ctrl-C
+  ./benchmark.sh --serve APP [--port N] [--proxy]
+                                          serve APP until Ctrl-C (--proxy: behind nginx)
   ./benchmark.sh --help                    every option
 
 Uses DATABASE_URL if set, else a throwaway Postgres in .pgdata/.
@@ -21,16 +22,17 @@ if (($# == 0)); then
     exit 2
 fi
 if [[ "$1" == "--serve" ]]; then
-    app="${2:?--serve needs an app}" port=8000
+    app="${2:?--serve needs an app}" port=8000 proxy=()
     shift 2
     while (($#)); do
         case "$1" in
             --port) port="${2:?--port needs a number}"; shift 2 ;;
+            --proxy) proxy=(--proxy); shift ;;
             *) usage >&2; exit 2 ;;
         esac
     done
     bash scripts/venv.sh
-    exec .venv/bin/python -m tools.serve "$app" --port "$port"
+    exec .venv/bin/python -m tools.serve "$app" --port "$port" "${proxy[@]}"
 fi
 bash scripts/venv.sh
 # Python owns every process it starts from here, and stops them on exit,

@@ -10,6 +10,10 @@ import json
 import re
 
 MAX_BODY_BYTES = 64 * 1024  # a review is a few dozen bytes
+# A review nests one level deep. Python's parser recurses per level, and how
+# deep it gets before a RecursionError depends on the server's stack: a fixed
+# limit gives every app the same answer.
+MAX_JSON_DEPTH = 32
 INT4_MAX = 2**31 - 1  # the id and year columns are Postgres integers
 DEFAULT_YEAR = 2000
 
@@ -25,9 +29,19 @@ BAD_FILM_ID = "film_id must be an integer"
 BAD_RATING = "rating must be an integer from 1 to 5"
 UNKNOWN_FILM = "film_id does not name a film"
 DATABASE_UNAVAILABLE = "database unavailable"
+# What the servers and the proxy refuse before an app sees a request, where
+# they let us say it in JSON (docs/contract.md, "Errors from the servers").
+MALFORMED_REQUEST = "malformed HTTP request"
+URI_TOO_LONG = "request line is too long"
+HEADERS_TOO_LARGE = "request headers are too large"
+REQUEST_TIMEOUT = "request not received in time"
 
-_DIGITS = re.compile(r"[0-9]+")
-_SIGNED_DIGITS = re.compile(r"-?[0-9]+")
+# A sign, leading zeros, then at most 10 digits: int4's range, checked before
+# int(), which refuses strings of more than 4,300 digits with a ValueError.
+_DIGITS = re.compile(r"0*([0-9]{1,10})")
+_SIGNED_DIGITS = re.compile(r"(-?)0*([0-9]{1,10})")
+# A JSON string (skipped whole: brackets inside it do not nest) or a bracket.
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
 class ContractError(Exception):
@@ -39,18 +53,20 @@ class ContractError(Exception):
 
 def parse_film_id(segment):
     """Path segment -> film id; anything but ASCII digits naming an int4 is 404."""
-    if not _DIGITS.fullmatch(segment) or not 0 < int(segment) <= INT4_MAX:
+    match = _DIGITS.fullmatch(segment)
+    if not match or not 0 < int(match[1]) <= INT4_MAX:
         raise ContractError(404, FILM_NOT_FOUND)
-    return int(segment)
+    return int(match[1])
 
 
 def parse_year(value):
     """The year.gt query value (None when absent) -> int; a non-integer is 400."""
     if value is None:
         return DEFAULT_YEAR
-    if not _SIGNED_DIGITS.fullmatch(value) or not -INT4_MAX - 1 <= int(value) <= INT4_MAX:
+    match = _SIGNED_DIGITS.fullmatch(value)
+    if not match or not -INT4_MAX - 1 <= int(match[1] + match[2]) <= INT4_MAX:
         raise ContractError(400, BAD_YEAR)
-    return int(value)
+    return int(match[1] + match[2])
 
 
 def read_body(read):
@@ -72,13 +88,17 @@ def parse_review(body):
     """Request body bytes -> (film_id, rating).
 
     Raises ContractError: 413 if the body is larger than MAX_BODY_BYTES, 400
-    if it is not UTF-8 JSON, 422 if it is JSON but not a review. Whether the
-    film exists is checked by the INSERT.
+    if it is not UTF-8 JSON or nests deeper than MAX_JSON_DEPTH, 422 if it is
+    JSON but not a review. Whether the film exists is checked by
+    the INSERT.
     """
     if len(body) > MAX_BODY_BYTES:
         raise ContractError(413, BODY_TOO_LARGE)
     try:
-        review = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+        text = body.decode("utf-8")
+        if _nests_too_deep(text):
+            raise ValueError("nested too deep")
+        review = json.loads(text, parse_constant=_reject_constant)
     except ValueError:  # includes UnicodeDecodeError and JSONDecodeError
         raise ContractError(400, BAD_JSON) from None
     if not isinstance(review, dict):
@@ -91,6 +111,18 @@ def parse_review(body):
     if not 0 < film_id <= INT4_MAX:
         raise ContractError(422, UNKNOWN_FILM)
     return film_id, rating
+
+
+def _nests_too_deep(text):
+    depth = 0
+    for token in _STRUCTURE.finditer(text):
+        if token[0] in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return True
+        elif token[0] in "]}":
+            depth -= 1
+    return False
 
 
 def _is_int(value):

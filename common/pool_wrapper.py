@@ -11,23 +11,47 @@ ThreadedConnectionPool this pool
   failed in use, or that the server closed while it sat idle (a restart);
 * waits for a free connection when all are in use, up to ``timeout`` seconds,
   then raises TimeoutError (the apps answer 503), as asyncpg's pool does;
+* bounds every wait on Postgres by ``database_timeout`` seconds, as asyncpg's
+  ``timeout`` and ``command_timeout`` do: connecting, and each statement
+  (a locked table: Postgres cancels it, QueryCanceled; a frozen server or
+  network: the client gives up a second later, OperationalError, and the
+  connection is closed). Both are OperationalErrors: the apps answer 503;
 * is safe to share between threads.
 """
 
+import math
 import select
 import threading
+import time
 from collections import deque
 from contextlib import contextmanager
+from functools import partial
 
 import psycopg2
+import psycopg2.extensions
 import psycopg2.extras
+
+# The client's bound exceeds the server's statement_timeout by this much, so
+# that a live server cancels the statement itself and the connection survives.
+CLIENT_MARGIN = 1.0
 
 
 class PoolWrapper:
-    def __init__(self, dsn, *, min_size=1, max_size=20, timeout=5.0):
+    def __init__(self, dsn, *, min_size=1, max_size=20, timeout=5.0, database_timeout=None):
         if not 0 <= min_size <= max_size or max_size < 1:
             raise ValueError("need 0 <= min_size <= max_size and max_size >= 1")
         self._dsn = dsn
+        self._connect_options = {}
+        if database_timeout is not None:
+            self._connect_options = {
+                "connect_timeout": max(2, math.ceil(database_timeout)),  # libpq's minimum
+                "options": f"-c statement_timeout={round(database_timeout * 1000)}",
+            }
+            # psycopg2 has one wait callback per process, and each app process
+            # one pool. With it psycopg2 waits for the socket here, not in libpq.
+            psycopg2.extensions.set_wait_callback(
+                partial(_wait_bounded, timeout=database_timeout + CLIENT_MARGIN)
+            )
         self._min_size = min_size
         self._max_size = max_size
         self._timeout = timeout
@@ -75,7 +99,9 @@ class PoolWrapper:
 
     def _connect(self):
         try:
-            return psycopg2.connect(self._dsn, cursor_factory=psycopg2.extras.RealDictCursor)
+            return psycopg2.connect(
+                self._dsn, cursor_factory=psycopg2.extras.RealDictCursor, **self._connect_options
+            )
         except BaseException:
             with self._changed:
                 self._size -= 1
@@ -116,6 +142,25 @@ class PoolWrapper:
         except psycopg2.Error:
             connection.close()  # the server or the network is gone
         self._release(connection)
+
+
+def _wait_bounded(connection, timeout):
+    """psycopg2's wait callback (psycopg2.extras.wait_select) with a deadline.
+
+    Raises OperationalError after `timeout` seconds of a query or connect; then
+    psycopg2 closes the connection (no cancel: a frozen server would not answer
+    that either), and the pool discards it.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        state = connection.poll()
+        if state == psycopg2.extensions.POLL_OK:
+            return
+        reading = state == psycopg2.extensions.POLL_READ
+        sockets = ([connection], []) if reading else ([], [connection])
+        left = deadline - time.monotonic()
+        if left <= 0 or not any(select.select(*sockets, [], left)[:2]):
+            raise psycopg2.OperationalError(f"the database did not answer within {timeout}s")
 
 
 def _closed_by_server(connection):

@@ -12,6 +12,9 @@ class Settings:
     pool_min_size: int
     pool_max_size: int
     pool_timeout: float  # seconds to wait for a free connection, then 503
+    # Seconds Postgres may take to accept a connection, and to answer one
+    # statement (a locked table, a frozen server): then 503, not a hang.
+    database_timeout: float
 
     @classmethod
     def from_env(cls, environ=os.environ):
@@ -23,4 +26,5 @@ class Settings:
             pool_min_size=int(environ.get("POOL_MIN_SIZE", "0")),
             pool_max_size=int(environ.get("POOL_MAX_SIZE", "20")),
             pool_timeout=float(environ.get("POOL_TIMEOUT", "5")),
+            database_timeout=float(environ.get("DATABASE_TIMEOUT", "5")),
         )

@@ -48,30 +48,34 @@ def run_as_owner(args, **kwargs):
     return subprocess.run(args, check=True, user=user, **kwargs)
 
 
-def prepare_root():
+def prepare_root(data_dir=DATA_DIR):
     """As root: make the unprivileged user, and let it reach and own the data dir."""
     try:
         pwd.getpwnam(SYSTEM_USER)
     except KeyError:
         subprocess.run(["useradd", "--system", "--no-create-home", SYSTEM_USER], check=True)
     entry = pwd.getpwnam(SYSTEM_USER)
-    for folder in [*reversed(DATA_DIR.parents), POSTGRES_BIN_PATH.parent]:
+    for folder in [*reversed(data_dir.parents), POSTGRES_BIN_PATH.parent]:
         mode = folder.stat().st_mode
         if not mode & 0o001:
             folder.chmod(mode | 0o001)  # traverse only
-    os.chown(DATA_DIR, entry.pw_uid, entry.pw_gid)
+    os.chown(data_dir, entry.pw_uid, entry.pw_gid)
 
 
 def free_port(port=0):
     """port if it is free on 127.0.0.1 (0: any free one); OSError if taken."""
     with socket.socket() as probe:
+        if port:
+            # A server restarting on its port: its closed connections, still in
+            # TIME_WAIT, do not stop it (Postgres binds with SO_REUSEADDR).
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         probe.bind(("127.0.0.1", port))
         return probe.getsockname()[1]
 
 
-def running_port():
-    """The port of the server running on DATA_DIR, or None."""
-    pid_file = DATA_DIR / "postmaster.pid"
+def running_port(data_dir=DATA_DIR):
+    """The port of the server running on data_dir, or None."""
+    pid_file = data_dir / "postmaster.pid"
     try:
         lines = pid_file.read_text().splitlines()
         os.kill(int(lines[0]), 0)
@@ -84,21 +88,21 @@ def url(port, database=DATABASE):
     return f"postgresql://postgres@127.0.0.1:{port}/{database}"
 
 
-def start(database=DATABASE, **settings):
+def start(database=DATABASE, data_dir=DATA_DIR, port=0, **settings):
     """Start the server (initialising it the first time), create the database
     if missing, and return its URL. settings override SETTINGS, e.g.
-    max_connections=300, when this call starts the server."""
-    port = running_port()
-    if port is None:
-        DATA_DIR.mkdir(exist_ok=True)
+    max_connections=300, when this call starts the server. Another data_dir
+    is another server (the fault tests stop theirs); port 0 is any free one."""
+    if running_port(data_dir) is None:
+        data_dir.mkdir(exist_ok=True)
         if os.geteuid() == 0:
-            prepare_root()
-        if not (DATA_DIR / "PG_VERSION").exists():
+            prepare_root(data_dir)
+        if not (data_dir / "PG_VERSION").exists():
             run_as_owner(
                 [
                     bin_path("initdb"),
                     "-D",
-                    str(DATA_DIR),
+                    str(data_dir),
                     "-U",
                     "postgres",
                     "--auth=trust",
@@ -107,8 +111,8 @@ def start(database=DATABASE, **settings):
                 ],
                 stdout=subprocess.DEVNULL,
             )
-        port = free_port()
-        options = f"-p {port} -k {DATA_DIR}" + "".join(
+        port = free_port(port)
+        options = f"-p {port} -k {data_dir}" + "".join(
             f" -c {key}={value}" for key, value in {**SETTINGS, **settings}.items()
         )
         run_as_owner(
@@ -117,14 +121,15 @@ def start(database=DATABASE, **settings):
                 "start",
                 "-w",
                 "-D",
-                str(DATA_DIR),
+                str(data_dir),
                 "-l",
-                str(DATA_DIR / "server.log"),
+                str(data_dir / "server.log"),
                 "-o",
                 options,
             ],
             stdout=subprocess.DEVNULL,
         )
+    port = running_port(data_dir)
     create_database(port, database)
     return url(port, database)
 
@@ -141,10 +146,10 @@ def create_database(port, database):
         subprocess.run([*psql, f"CREATE DATABASE {database}"], check=True)
 
 
-def stop():
-    if running_port() is not None:
+def stop(data_dir=DATA_DIR):
+    if running_port(data_dir) is not None:
         run_as_owner(
-            [bin_path("pg_ctl"), "stop", "-D", str(DATA_DIR), "-m", "fast", "-w"],
+            [bin_path("pg_ctl"), "stop", "-D", str(data_dir), "-m", "fast", "-w"],
             stdout=subprocess.DEVNULL,
         )
 

@@ -17,6 +17,7 @@ def open_pool(settings):
         min_size=settings.pool_min_size,
         max_size=settings.pool_max_size,
         timeout=settings.pool_timeout,
+        database_timeout=settings.database_timeout,
     )
     atexit.register(pool.close)
     return pool.open()

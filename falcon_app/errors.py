@@ -2,17 +2,20 @@
 
 import falcon
 import psycopg2
+from gunicorn.http.errors import NoMoreData, ParseException
 
 from common.contract import (
     BODY_TOO_LARGE,
     DATABASE_UNAVAILABLE,
+    MALFORMED_REQUEST,
     MAX_BODY_BYTES,
     METHOD_NOT_ALLOWED,
     NOT_FOUND,
+    REQUEST_TIMEOUT,
     ContractError,
 )
 
-MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 413: BODY_TOO_LARGE}
+MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 408: REQUEST_TIMEOUT, 413: BODY_TOO_LARGE}
 
 
 def init_app(app):
@@ -21,6 +24,7 @@ def init_app(app):
     app.set_error_serializer(http_error)
     app.add_error_handler(TimeoutError, database_unavailable)
     app.add_error_handler(psycopg2.OperationalError, database_unavailable)
+    app.add_error_handler((ParseException, NoMoreData), malformed_request)
 
 
 class ContractChecks:
@@ -64,6 +68,13 @@ def http_error(req, resp, exception):
     error serializer, so that none has Falcon's {"title", "description"} shape."""
     message = exception.description or exception.title
     error(resp, exception.status_code, MESSAGES.get(exception.status_code, message))
+
+
+def malformed_request(req, resp, exception, params):
+    """gunicorn parses a chunked body as the resource reads it: a bad chunk size or
+    terminator (ParseException), or a body that ends early (NoMoreData), is
+    raised from req.stream.read. The client's fault: 400, not a 500."""
+    error(resp, 400, MALFORMED_REQUEST)
 
 
 def database_unavailable(req, resp, exception, params):

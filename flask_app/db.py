@@ -13,6 +13,7 @@ def init_app(app, settings):
         min_size=settings.pool_min_size,
         max_size=settings.pool_max_size,
         timeout=settings.pool_timeout,
+        database_timeout=settings.database_timeout,
     )
     app.extensions["pool"] = pool.open()
     atexit.register(pool.close)

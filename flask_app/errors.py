@@ -2,18 +2,21 @@
 
 import psycopg2
 from flask import jsonify, request
+from gunicorn.http.errors import NoMoreData, ParseException
 from werkzeug.exceptions import HTTPException
 
 from common.contract import (
     BODY_TOO_LARGE,
     DATABASE_UNAVAILABLE,
+    MALFORMED_REQUEST,
     MAX_BODY_BYTES,
     METHOD_NOT_ALLOWED,
     NOT_FOUND,
+    REQUEST_TIMEOUT,
     ContractError,
 )
 
-MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 413: BODY_TOO_LARGE}
+MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 408: REQUEST_TIMEOUT, 413: BODY_TOO_LARGE}
 
 
 def init_app(app):
@@ -22,6 +25,8 @@ def init_app(app):
     app.register_error_handler(HTTPException, http_error)
     app.register_error_handler(TimeoutError, database_unavailable)
     app.register_error_handler(psycopg2.OperationalError, database_unavailable)
+    app.register_error_handler(ParseException, malformed_request)
+    app.register_error_handler(NoMoreData, malformed_request)
 
 
 def refuse_before_routing():
@@ -45,6 +50,13 @@ def http_error(exception):
         if name != "Content-Type":
             response.headers[name] = value
     return response
+
+
+def malformed_request(exception):
+    """gunicorn parses a chunked body as the view reads it: a bad chunk size or
+    terminator (ParseException), or a body that ends early (NoMoreData), is
+    raised from request.stream.read. The client's fault: 400, not a 500."""
+    return error(400, MALFORMED_REQUEST)
 
 
 def database_unavailable(exception):

@@ -1,7 +1,12 @@
 """The connection pool: opened when a worker starts serving, closed when it stops."""
 
+import logging
+from contextlib import asynccontextmanager
+
 import asyncpg
 from quart import current_app
+
+logger = logging.getLogger(__name__)
 
 
 def init_app(app, settings):
@@ -12,6 +17,7 @@ def init_app(app, settings):
             settings.database_url,
             min_size=settings.pool_min_size,
             max_size=settings.pool_max_size,
+            **connect_options(settings),
         )
 
     async def close_pool():
@@ -22,12 +28,40 @@ def init_app(app, settings):
     app.after_serving(close_pool)
 
 
-def acquire():
+def connect_options(settings):
+    """Every wait on Postgres bounded by DATABASE_TIMEOUT, as the PoolWrapper's:
+    connecting, and each statement (Postgres cancels it; if Postgres is frozen,
+    asyncpg gives up a second later). Both end in a 503 (errors.py)."""
+    return {
+        "timeout": settings.database_timeout,
+        "command_timeout": settings.database_timeout + 1,
+        "server_settings": {"statement_timeout": str(round(settings.database_timeout * 1000))},
+    }
+
+
+@asynccontextmanager
+async def acquire():
     """A pooled connection for an async with block; TimeoutError after
     POOL_TIMEOUT seconds without a free one (asyncpg would wait forever).
 
-    asyncpg commits each statement outside a transaction block by itself: each
-    handler runs one statement, so none needs one.
+    asyncpg commits each statement outside a transaction block by itself: the
+    reads need no transaction; the write opens one (reviews.py).
     """
     extensions = current_app.extensions
-    return extensions["pool"].acquire(timeout=extensions["pool_timeout"])
+    pool = extensions["pool"]
+    connection = await pool.acquire(timeout=extensions["pool_timeout"])
+    try:
+        yield connection
+    finally:
+        await release(pool, connection)
+
+
+async def release(pool, connection):
+    """Give the connection back. If resetting it fails (Postgres went away after
+    the block's statement committed: InternalClientError, a lost connection),
+    asyncpg has already terminated it and the pool opens another later. What the
+    block did stands: a stored review is answered 201, not 500."""
+    try:
+        await pool.release(connection)
+    except Exception:
+        logger.warning("a connection failed on release and was closed", exc_info=True)

@@ -10,15 +10,20 @@ from common.contract import (
     MAX_BODY_BYTES,
     METHOD_NOT_ALLOWED,
     NOT_FOUND,
+    REQUEST_TIMEOUT,
     ContractError,
 )
 
-MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 413: BODY_TOO_LARGE}
+MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 408: REQUEST_TIMEOUT, 413: BODY_TOO_LARGE}
 
 # No free connection in time (TimeoutError), or what psycopg2 calls
 # OperationalError in asyncpg's words: the SQLSTATE classes 08, 53, 55, 57 and
 # 58 (no connection, out of resources, database not accepting connections,
-# shutting down, system error), a refused socket, a connection lost mid-query.
+# shutting down, system error), a refused socket, and what asyncpg raises about
+# a connection Postgres dropped: lost mid-query (ConnectionDoesNotExistError),
+# closed under a transaction block (InterfaceError), left busy by a cancelled
+# operation (InternalClientError: "cannot switch to state ..."). A write that
+# failed so was not committed: its transaction rolls back with the connection.
 UNAVAILABLE = (
     TimeoutError,
     OSError,
@@ -27,7 +32,8 @@ UNAVAILABLE = (
     asyncpg.ObjectNotInPrerequisiteStateError,
     asyncpg.OperatorInterventionError,
     asyncpg.PostgresSystemError,
-    asyncpg.ConnectionDoesNotExistError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
 )
 
 

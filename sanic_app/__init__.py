@@ -29,10 +29,30 @@ def create_app(*, settings=None):
     app.config.REQUEST_MAX_SIZE = MAX_BODY_BYTES
     db.init_app(app, settings)
     errors.init_app(app)
+    finish_on_shutdown(app)
     app.blueprint(films.blueprint)
     app.blueprint(reviews.blueprint)
     app.blueprint(health.blueprint)
     return app
+
+
+def finish_on_shutdown(app):
+    """On SIGTERM each worker closes its idle connections once, then waits up to
+    GRACEFUL_SHUTDOWN_TIMEOUT for the busy ones, while their keep-alive clients
+    keep sending requests, and at the deadline aborts what is in flight (reviews
+    stored, never answered). From the first shutdown listener on, every response
+    says Connection: close, so that each connection ends with the request it is
+    serving, as under gunicorn and uvicorn."""
+    app.ctx.stopping = False
+
+    @app.before_server_stop
+    async def stopping(app):
+        app.ctx.stopping = True
+
+    @app.on_response
+    async def last_response(request, response):
+        if request.app.ctx.stopping:
+            request.stream.keep_alive = False
 
 
 class DecodedPathRequest(Request):

@@ -1,6 +1,11 @@
 """The connection pool: opened when a worker starts serving, closed when it stops."""
 
+import logging
+from contextlib import asynccontextmanager
+
 import asyncpg
+
+logger = logging.getLogger(__name__)
 
 
 def init_app(app, settings):
@@ -15,6 +20,7 @@ async def open_pool(app):
         settings.database_url,
         min_size=settings.pool_min_size,
         max_size=settings.pool_max_size,
+        **connect_options(settings),
     )
 
 
@@ -22,12 +28,39 @@ async def close_pool(app):
     await app.ctx.pool.close()
 
 
-def acquire(request):
+def connect_options(settings):
+    """Every wait on Postgres bounded by DATABASE_TIMEOUT, as the PoolWrapper's:
+    connecting, and each statement (Postgres cancels it; if Postgres is frozen,
+    asyncpg gives up a second later). Both end in a 503 (errors.py)."""
+    return {
+        "timeout": settings.database_timeout,
+        "command_timeout": settings.database_timeout + 1,
+        "server_settings": {"statement_timeout": str(round(settings.database_timeout * 1000))},
+    }
+
+
+@asynccontextmanager
+async def acquire(request):
     """A pooled connection for an async with block; TimeoutError after
     POOL_TIMEOUT seconds without a free one (asyncpg would wait forever).
 
-    asyncpg commits each statement outside a transaction block by itself: each
-    handler runs one statement, so none needs one.
+    asyncpg commits each statement outside a transaction block by itself: the
+    reads need no transaction; the write opens one (reviews.py).
     """
     ctx = request.app.ctx
-    return ctx.pool.acquire(timeout=ctx.settings.pool_timeout)
+    connection = await ctx.pool.acquire(timeout=ctx.settings.pool_timeout)
+    try:
+        yield connection
+    finally:
+        await release(ctx.pool, connection)
+
+
+async def release(pool, connection):
+    """Give the connection back. If resetting it fails (Postgres went away after
+    the block's statement committed: InternalClientError, a lost connection),
+    asyncpg has already terminated it and the pool opens another later. What the
+    block did stands: a stored review is answered 201, not 500."""
+    try:
+        await pool.release(connection)
+    except Exception:
+        logger.warning("a connection failed on release and was closed", exc_info=True)

@@ -7,18 +7,41 @@ from sanic.exceptions import SanicException, ServerError
 from common.contract import (
     BODY_TOO_LARGE,
     DATABASE_UNAVAILABLE,
+    HEADERS_TOO_LARGE,
+    MALFORMED_REQUEST,
     MAX_BODY_BYTES,
     METHOD_NOT_ALLOWED,
     NOT_FOUND,
+    REQUEST_TIMEOUT,
     ContractError,
 )
 
-MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 413: BODY_TOO_LARGE}
+# Sanic's own 400s are its parser's (bad framing, bad Content-Length): the app's
+# 400s are ContractErrors.
+MESSAGES = {
+    400: MALFORMED_REQUEST,
+    404: NOT_FOUND,
+    405: METHOD_NOT_ALLOWED,
+    408: REQUEST_TIMEOUT,
+    413: BODY_TOO_LARGE,
+}
+# Sanic refuses a request head larger than Http.HEADER_MAX_SIZE with a 413 and
+# this message; the contract's status for it, as gunicorn's, is 431.
+SANIC_HEADER_TOO_LARGE = "Request header exceeds the size limit"
+# Sanic reads a body before the handler runs, under RESPONSE_TIMEOUT (60 s), and
+# answers 503 with this message when it does not arrive in time. The handlers'
+# own waits are bounded far below (POOL_TIMEOUT, DATABASE_TIMEOUT): this is a
+# client's stalled body, the contract's 408 (as Quart's BODY_TIMEOUT).
+SANIC_RESPONSE_TIMEOUT = "Response Timeout"
 
 # No free connection in time (TimeoutError), or what psycopg2 calls
 # OperationalError in asyncpg's words: the SQLSTATE classes 08, 53, 55, 57 and
 # 58 (no connection, out of resources, database not accepting connections,
-# shutting down, system error), a refused socket, a connection lost mid-query.
+# shutting down, system error), a refused socket, and what asyncpg raises about
+# a connection Postgres dropped: lost mid-query (ConnectionDoesNotExistError),
+# closed under a transaction block (InterfaceError), left busy by a cancelled
+# operation (InternalClientError: "cannot switch to state ..."). A write that
+# failed so was not committed: its transaction rolls back with the connection.
 UNAVAILABLE = (
     TimeoutError,
     OSError,
@@ -27,7 +50,8 @@ UNAVAILABLE = (
     asyncpg.ObjectNotInPrerequisiteStateError,
     asyncpg.OperatorInterventionError,
     asyncpg.PostgresSystemError,
-    asyncpg.ConnectionDoesNotExistError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
 )
 
 
@@ -64,6 +88,10 @@ def http_error(request, exception):
     if not isinstance(exception, SanicException):
         exception = ServerError()
     status = exception.status_code
+    if exception.message == SANIC_HEADER_TOO_LARGE:
+        return error(431, HEADERS_TOO_LARGE)
+    if exception.message == SANIC_RESPONSE_TIMEOUT:
+        return error(408, REQUEST_TIMEOUT)
     response = error(status, MESSAGES.get(status, exception.message))
     response.headers.update(exception.headers)
     return response

@@ -26,7 +26,10 @@ async def create_review(request):
     # Sanic has read the body before calling the handler, and answered 413 if
     # it was larger than REQUEST_MAX_SIZE, whether or not it declared its length.
     film_id, rating = parse_review(request.body)
-    async with acquire(request) as connection:
+    # In a transaction, as psycopg2 runs it: if Postgres stops answering before
+    # the COMMIT, the client's timeout (503) leaves nothing behind, where a lone
+    # statement would commit whenever the server got to it.
+    async with acquire(request) as connection, connection.transaction():
         review = await connection.fetchrow(INSERT_REVIEW, rating, film_id)
     if review is None:
         raise ContractError(422, UNKNOWN_FILM)

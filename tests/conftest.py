@@ -3,6 +3,7 @@ production server (its serve.sh), reached over HTTP.
 
 With DATABASE_URL set, the tests use that database (and empty its review
 table); without it, a `dvdrental_test` database on the embedded Postgres.
+With TEST_PROXY=1, every app is reached through nginx (tools/proxy.py).
 
 Tests that start a server are marked `slow` (by the fixtures they use, below):
 `./test.sh -m "not slow"` is the fast loop; CI runs everything.
@@ -11,8 +12,8 @@ Tests that start a server are marked `slow` (by the fixtures they use, below):
 import psycopg2
 import pytest
 
-from db import embedded
-from tools.serve import APPS, AppNotStarted, database, running
+from tests.helpers import serve
+from tools.serve import APPS, database
 
 SERVER_FIXTURES = {"server", "servers", "app_server"}
 
@@ -38,16 +39,6 @@ def db(database_url):
         cursor.execute("TRUNCATE review RESTART IDENTITY")
     yield connection
     connection.close()
-
-
-def serve(app, database_url, log_dir, **settings):
-    """Start app; yield its Server once /health answers; stop it afterwards."""
-    port = embedded.free_port()
-    try:
-        with running(app, port, database_url, log_dir / f"{app}-{port}.log", **settings) as server:
-            yield server
-    except AppNotStarted as error:
-        pytest.fail(str(error))
 
 
 @pytest.fixture(scope="session", params=APPS)

@@ -27,7 +27,7 @@ from tools.serve import APPS, stop, wait_healthy
 ROOT = Path(__file__).resolve().parent.parent
 VENV = Path(sys.prefix)
 INIT_DIR = "/docker-entrypoint-initdb.d"
-NOT_APPS = {"db", "bench"}
+NOT_APPS = {"db", "bench", "proxy"}
 BENCH_CONNECTIONS = 20  # pgbench's clients at wrk's default connections
 SPARE_CONNECTIONS = 10  # the bench's own connection, psql, superuser reserve
 

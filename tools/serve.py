@@ -1,12 +1,13 @@
 """Start one app under its production server, against a database with the sample data.
 
-    python -m tools.serve flask [--port 8000]
+    python -m tools.serve flask [--port 8000] [--proxy]
 
 Uses DATABASE_URL if set, else the embedded Postgres (db/embedded.py); loads the
 sample data if missing; runs <app>_app/serve.sh; prints the URL once /health
 answers; on Ctrl-C or SIGTERM stops everything it started. The tests and
 benchmark.sh start databases and apps through the same two context managers,
-database() and running().
+database() and running(). With --proxy, nginx (tools/proxy.py) listens on the
+port and the app on a free one behind it.
 """
 
 import argparse
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from db import embedded
 from db.load import load
-from tools import ROOT
+from tools import ROOT, proxy
 
 # Flask first: the app the article migrates from, and every comparison's baseline.
 APPS = ("flask", "quart", "sanic", "falcon")
@@ -149,12 +150,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("app", choices=APPS)
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--proxy", action="store_true", help="behind nginx (proxy/api.inc)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
-        with database() as url, running(args.app, args.port, url, log_path=None) as server:
-            print(f"{args.app} serves {server.url} (Ctrl-C stops it)", flush=True)
-            server.process.wait()
+        with database() as url:
+            app_port = embedded.free_port() if args.proxy else args.port
+            with (
+                running(args.app, app_port, url, log_path=None) as server,
+                proxy.proxied(app_port, args.port) if args.proxy else contextlib.nullcontext(),
+            ):
+                print(f"{args.app} serves http://127.0.0.1:{args.port} (Ctrl-C stops it)")
+                server.process.wait()
     except AppNotStarted as error:
         sys.exit(str(error))
     except KeyboardInterrupt:

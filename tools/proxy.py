@@ -1,0 +1,117 @@
+"""nginx in front of one app, on 127.0.0.1: the deployment that makes slow
+clients harmless to gunicorn's sync workers (proxy/api.inc says why).
+
+    handle = start(app_port, listen_port, log)   # returns once nginx listens
+    stop(handle)
+
+nginx runs in the foreground as a child process, with its own prefix in a
+temporary folder (config, pid, temp files): nothing is written to /etc or /var.
+Its errors go to `log`. Needs nginx on PATH (Debian: nginx-light); shutil.which
+tells whether it is there.
+"""
+
+import contextlib
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools import ROOT
+
+CONFIG = ROOT / "proxy" / "nginx.conf"  # the template; api.inc holds the rules
+RULES = ROOT / "proxy" / "api.inc"
+# nginx refuses to run its workers as root without a `user`; as root we run
+# all of it as this unprivileged user instead.
+SYSTEM_USER = "nobody"
+
+
+@dataclass
+class Proxy:
+    process: subprocess.Popen
+    prefix: str
+    url: str
+
+
+def start(app_port, listen_port, log=None, timeout=10.0):
+    """Start nginx on 127.0.0.1:listen_port in front of 127.0.0.1:app_port.
+
+    Raises FileNotFoundError without nginx, RuntimeError if it does not listen
+    within `timeout` seconds (its errors are in `log`).
+    """
+    nginx = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/sbin")
+    if nginx is None:
+        raise FileNotFoundError("nginx is not installed (Debian: apt-get install nginx-light)")
+    prefix = _prefix(app_port, listen_port)
+    user = SYSTEM_USER if os.geteuid() == 0 else None
+    process = subprocess.Popen(
+        [nginx, "-p", prefix, "-c", "nginx.conf", "-e", "stderr"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        user=user,
+        start_new_session=True,
+    )
+    handle = Proxy(process, prefix, f"http://127.0.0.1:{listen_port}")
+    try:
+        _wait_listening(process, listen_port, timeout)
+    except BaseException:
+        stop(handle)
+        raise
+    return handle
+
+
+@contextlib.contextmanager
+def proxied(app_port, listen_port, log=None):
+    """start() ... stop() around a with block; yields the handle."""
+    handle = start(app_port, listen_port, log)
+    try:
+        yield handle
+    finally:
+        stop(handle)
+
+
+def stop(handle, timeout=10.0):
+    """SIGQUIT: nginx finishes the requests in flight, then exits. SIGKILL if
+    it has not within `timeout` seconds. Removes the prefix folder."""
+    process = handle.process
+    if process.poll() is None:
+        process.send_signal(signal.SIGQUIT)  # nginx's graceful shutdown
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    shutil.rmtree(handle.prefix, ignore_errors=True)
+
+
+def _prefix(app_port, listen_port):
+    """A temporary nginx prefix: the rendered config, the rules, temp folders."""
+    prefix = Path(tempfile.mkdtemp(prefix="nginx-"))
+    config = CONFIG.read_text()
+    config = config.replace("@APP_PORT@", str(app_port)).replace("@LISTEN_PORT@", str(listen_port))
+    (prefix / "nginx.conf").write_text(config)
+    shutil.copy(RULES, prefix / "api.inc")
+    (prefix / "tmp").mkdir()
+    if os.geteuid() == 0:
+        entry = pwd.getpwnam(SYSTEM_USER)
+        for path in (prefix, prefix / "tmp", prefix / "nginx.conf", prefix / "api.inc"):
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+    return str(prefix)
+
+
+def _wait_listening(process, port, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"nginx exited with status {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nginx did not listen on {port} within {timeout:.0f}s")
