@@ -7,6 +7,7 @@ import shutil
 import signal
 import sys
 
+from tools import proxy
 from tools.serve import APPS
 
 from . import targets
@@ -172,6 +173,13 @@ def parser():
         metavar="APP:DB:LOAD",
         help="taskset CPU lists for app, Postgres and wrk/pgbench, e.g. 0:1:1",
     )
+    p.add_argument(
+        "--proxy",
+        choices=["off", "on", "both"],
+        default="off",
+        help="nginx in front of every app (proxy/api.inc): off, on, or both to measure "
+        "what it costs, side by side (default off)",
+    )
     p.add_argument("--no-pgbench", action="store_true", help="skip the database ceiling")
     p.add_argument("--results", default="results", help="folder for the results (default results/)")
     return p
@@ -209,6 +217,8 @@ def main(argv=None):
         sys.exit(
             "wrk is not installed: apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"
         )
+    if args.proxy != "off" and not proxy.binary():
+        sys.exit("--proxy needs nginx: apt-get install nginx-light (Debian/Ubuntu)")
     if args.pin and not shutil.which("taskset"):
         sys.exit("--pin needs taskset (util-linux)")
     signal.signal(signal.SIGTERM, interrupt)
@@ -232,6 +242,7 @@ def main(argv=None):
         pgbench=not args.no_pgbench,
         results_dir=args.results,
         command=shown_command(argv),
+        proxy="off" if args.target else args.proxy,
     )
     if not args.target and not targets.pairs(options):
         sys.exit("none of these apps runs under the servers named (WSGI or ASGI: see --help)")

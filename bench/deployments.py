@@ -44,9 +44,22 @@ STACKS = {
 }
 
 
+BEHIND_NGINX = "+nginx"  # a deployment's variant with nginx in front (--proxy)
+
+
+def behind_nginx(deployment):
+    return deployment.endswith(BEHIND_NGINX)
+
+
+def base(deployment):
+    """The deployment without its proxy variant."""
+    return deployment.removesuffix(BEHIND_NGINX)
+
+
 def server_for(deployment, app):
     """The server app runs under in deployment: a bench/servers.py name, or
     PRODUCTION. A deployment that is a server's name runs every app under it."""
+    deployment = base(deployment)
     if deployment in SERVERS or deployment == PRODUCTION:
         return deployment
     return DEPLOYMENTS[deployment][app][0]
@@ -56,6 +69,7 @@ def workers(deployment, app, cores, override=None):
     """Worker processes for app in deployment on this many cores."""
     if override:
         return override
+    deployment = base(deployment)
     server = server_for(deployment, app)
     if deployment in DEPLOYMENTS:
         return DEPLOYMENTS[deployment][app][1](cores)

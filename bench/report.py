@@ -1,6 +1,7 @@
 """Tables from the results: the article-style ratio table, the latency table,
 the pgbench ceiling; as Markdown, which reads in a terminal too."""
 
+from .deployments import BEHIND_NGINX
 from .routes import ROUTES
 
 
@@ -188,6 +189,42 @@ def matrix_tables(results):
     return lines
 
 
+def proxy_cost_table(results):
+    """Each app direct and behind nginx (--proxy both), side by side."""
+    by_key = {
+        (m["app"], m["deployment"], m["route"], m["connections"]): m
+        for m in results["measurements"]
+    }
+    rows = []
+    for (app, deployment, route, connections), direct in by_key.items():
+        proxied = by_key.get((app, deployment + BEHIND_NGINX, route, connections))
+        if proxied:
+            a, b = direct["summary"], proxied["summary"]
+            rows.append(
+                [
+                    f"{app} ({deployment})",
+                    ROUTES[route].label,
+                    str(connections),
+                    requests_cell(a),
+                    requests_cell(b),
+                    number(b["requests_per_s"] / a["requests_per_s"], "{:.2f}x"),
+                    f"{a['latency_ms']['p99']:.1f} / {b['latency_ms']['p99']:.1f}",
+                ]
+            )
+    if not rows:
+        return []
+    header = [
+        "app",
+        "route",
+        "connections",
+        "direct req/s",
+        "behind nginx req/s",
+        "nginx/direct",
+        "p99 ms direct / nginx",
+    ]
+    return ["## What nginx in front costs", "", table(header, rows), ""]
+
+
 def markdown(results):
     """The whole report: one section per deployment and connection count."""
     wrk = results["wrk"]
@@ -213,6 +250,7 @@ def markdown(results):
         if app["status"] != "measured":
             lines.append(f"**{app['app']} ({app['deployment']}) not measured:** {app['reason']}")
             lines.append("")
+    lines += proxy_cost_table(results)
     matrix = matrix_tables(results)
     if matrix:
         lines += ["## The server matrix", "", *matrix]
@@ -237,6 +275,8 @@ def markdown(results):
                     if app.get("threads"):
                         line += f" x {app['threads']} threads"
                     line += f", pool {app['pool_size']}"
+                if app.get("proxy"):
+                    line += f", behind {app['proxy']} (proxy/api.inc)"
                 versions = ", ".join(f"{name} {v}" for name, v in app["versions"].items())
                 lines.append(f"{line}; {versions}")
         lines.append("")

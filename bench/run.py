@@ -48,6 +48,7 @@ class Options:
     pgbench: bool
     results_dir: str
     command: str
+    proxy: str = "off"  # off, on (nginx in front of every app) or both
 
 
 def say(message):

@@ -5,7 +5,7 @@ before it is measured, and described for the results."""
 import os
 from dataclasses import dataclass, field
 
-from tools import ROOT
+from tools import ROOT, proxy
 from tools.serve import AppNotStarted, running
 
 from . import deployments, environment, verify
@@ -55,11 +55,18 @@ def fits(app, deployment):
     return server == PRODUCTION or SERVERS[server].interface == ENTRY[app][0]
 
 
+def variants(options):
+    """The deployments of the run, with nginx in front too or instead (--proxy)."""
+    suffixes = {"off": [""], "on": [deployments.BEHIND_NGINX]}
+    suffixes["both"] = suffixes["off"] + suffixes["on"]
+    return [d + suffix for d in options.deployments for suffix in suffixes[options.proxy]]
+
+
 def pairs(options):
     """(app, deployment) of every target the run starts, deployment-major."""
     return [
         (app, deployment)
-        for deployment in options.deployments
+        for deployment in variants(options)
         for app in options.apps
         if fits(app, deployment)
     ]
@@ -82,10 +89,12 @@ def new_target(app, deployment):
         "versions": environment.stack_versions(app, server),
         "status": "measured",
     }
-    if deployment in deployments.NOTES:
-        record["note"] = deployments.NOTES[deployment]
+    if deployments.base(deployment) in deployments.NOTES:
+        record["note"] = deployments.NOTES[deployments.base(deployment)]
     elif server in SERVERS:
         record["note"] = f"{server}: {SERVERS[server].note}."
+    if deployments.behind_nginx(deployment):
+        record["proxy"] = proxy.version()
     return Target(app, deployment, record=record)
 
 
@@ -126,6 +135,11 @@ def start(stack, options, target, database_url, log_dir, stamp):
         target.fail(f"did not start: {str(error).splitlines()[0]} (its log: {shown})")
         return
     target.url = server.url
+    if deployments.behind_nginx(target.deployment):
+        nginx_port = free_port()
+        with open(log_path.with_suffix(".nginx.log"), "w") as log:
+            stack.enter_context(proxy.proxied(port, nginx_port, log))
+        target.url = f"http://127.0.0.1:{nginx_port}"
     target.record.update(
         server_command=server_command(server.process.pid),
         workers=int(settings["WEB_WORKERS"]),

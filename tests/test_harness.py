@@ -145,3 +145,12 @@ def test_a_server_run_pairs_each_app_with_the_servers_of_its_interface():
         ("flask", "waitress"),
         ("quart", "uvicorn"),
     ]
+
+
+def test_proxy_both_measures_each_deployment_direct_and_behind_nginx():
+    from bench import deployments
+
+    pairs = targets.pairs(options(apps=["flask"], deployments=["tuned"], proxy="both"))
+    assert pairs == [("flask", "tuned"), ("flask", "tuned+nginx")]
+    assert deployments.server_for("article+nginx", "flask") == "gunicorn-gevent"
+    assert deployments.workers("tuned+nginx", "flask", cores=2) == 5

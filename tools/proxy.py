@@ -38,13 +38,24 @@ class Proxy:
     url: str
 
 
+def binary():
+    """nginx's path, or None where it is not installed."""
+    return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/sbin")
+
+
+def version():
+    """ "nginx/1.22.1", as `nginx -v` says it (on stderr)."""
+    completed = subprocess.run([binary(), "-v"], capture_output=True, text=True)
+    return (completed.stderr or completed.stdout).strip().removeprefix("nginx version: ")
+
+
 def start(app_port, listen_port, log=None, timeout=10.0):
     """Start nginx on 127.0.0.1:listen_port in front of 127.0.0.1:app_port.
 
     Raises FileNotFoundError without nginx, RuntimeError if it does not listen
     within `timeout` seconds (its errors are in `log`).
     """
-    nginx = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/sbin")
+    nginx = binary()
     if nginx is None:
         raise FileNotFoundError("nginx is not installed (Debian: apt-get install nginx-light)")
     prefix = _prefix(app_port, listen_port)
