@@ -1,0 +1,427 @@
+"""Open-loop HTTP load: requests leave on a fixed schedule, latency counts from
+each request's *intended* send time.
+
+    python -m bench.openloop URL --rate 1000 --connections 50 --duration 10
+    python -m bench.openloop URL/reviews/ --rate 500 --method POST \\
+        --body '{"film_id": 995, "rating": 4}'
+
+Prints one line, "OPENLOOP_JSON {...}" (what run() returns). Request i is due at
+start + i / rate. A due request goes out on a free keep-alive connection; when
+every connection is busy it waits for one, and its wait counts in its latency.
+So a server that stalls for a second shows a second in the tail, where a
+closed-loop generator (wrk) stops sending during the stall and hides it
+(coordinated omission).
+
+Why this generator and not autocannon (npm), measured on the 2-core machine the
+results come from (numbers in the README, "Latency at a fixed load"):
+- autocannon's -R is not a schedule: each connection may send rate/connections
+  requests per wall-clock second, back to back, then waits for the next second
+  (lib/httpClient.js, reqsMadeThisSecond). Its "coordinated omission
+  correction" back-fills values 1 ms apart (recordValueWithExpectedInterval
+  with Math.ceil(1 / rate)) whatever the rate, and its latencies are whole
+  milliseconds: a 0.4 ms answer reads as 0 or 1 ms.
+- This one holds its schedule (achieved == offered within 1 %) up to a few
+  thousand req/s on one core, reports microseconds, and says how late it sent
+  (send_lag_ms): if the generator itself falls behind, the report shows it.
+  Its one limit: the event loop's timers are millisecond-grained, so a request
+  may leave up to ~1 ms after its due time; that lateness is in the latency
+  (it is what a client on this loop would see) and in send_lag_ms, which
+  measures the generator alone (due time to release, before any wait for a
+  free connection).
+
+Failures: a timeout, a socket error or a non-2xx status; requests still
+waiting for a connection when the schedule ends are "unsent" and count as
+failures too (the server did not keep up). success_rate = ok / sent, where sent
+is every request the schedule released.
+"""
+
+import argparse
+import asyncio
+import collections
+import json
+import math
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httptools
+from hdrh.histogram import HdrHistogram
+
+from .processes import taskset
+
+NAME = "bench.openloop"
+ROOT = Path(__file__).resolve().parent.parent  # where `python -m bench.openloop` runs
+MARKER = "OPENLOOP_JSON "
+PERCENTILES = (50, 90, 95, 99, 99.9)
+# HdrHistogram range in microseconds: 1 us to 1 h, 3 significant digits.
+HIGHEST_US = 3_600_000_000
+# Requests that failed: no answer in time, the connection broke, or no free
+# connection before the schedule ended; and "connect": attempts to reopen a
+# connection that failed (attempts, not requests).
+ERROR_KINDS = ("timeout", "socket", "unsent", "connect")
+
+
+def clock():
+    """Seconds, to the microsecond: uvloop's loop.time() is whole milliseconds."""
+    return time.perf_counter()
+
+
+class OpenLoopError(RuntimeError):
+    """The generator failed, or printed no report."""
+
+
+def command(url, rate, connections, duration, method="GET", body=None, timeout=10, pin=None):
+    """The command line of one run (pin: a taskset CPU list), as wrk.command()."""
+    args = [
+        sys.executable,
+        "-m",
+        "bench.openloop",
+        url,
+        f"--rate={rate:g}",
+        f"--connections={connections}",
+        f"--duration={duration:g}",
+        f"--timeout={timeout:g}",
+    ]
+    if method != "GET":
+        args.append(f"--method={method}")
+    if body is not None:
+        args.append(f"--body={body}")
+    return taskset(args, pin)
+
+
+def run(args, log=None):
+    """Run command(...) in a subprocess; its report (a dict). Raises OpenLoopError."""
+    completed = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+    if log is not None:
+        log.write(f"$ {' '.join(args)}\n{completed.stdout}{completed.stderr}\n")
+    if completed.returncode != 0:
+        raise OpenLoopError(f"generator exited with {completed.returncode}: {completed.stderr}")
+    return parse_report(completed.stdout)
+
+
+def parse_report(text):
+    """The last OPENLOOP_JSON line of text, as a dict; OpenLoopError if none."""
+    lines = [line for line in text.splitlines() if line.startswith(MARKER)]
+    if not lines:
+        raise OpenLoopError("the generator printed no report")
+    return json.loads(lines[-1][len(MARKER) :])
+
+
+def version():
+    python = sys.version.split()[0]
+    return f"{NAME} (hdrhistogram {metadata.version('hdrhistogram')}, Python {python})"
+
+
+class Recorder:
+    """Latencies from the intended send time, statuses and errors."""
+
+    def __init__(self, start):
+        self.start = start
+        self.latency = HdrHistogram(1, HIGHEST_US, 3)
+        self.service = HdrHistogram(1, HIGHEST_US, 3)  # from the actual send
+        # When the generator released a request - when it was due: its own
+        # lateness, before any wait for a connection.
+        self.lag = HdrHistogram(1, HIGHEST_US, 3)
+        self.per_second = collections.defaultdict(list)  # second -> latencies, ms
+        self.statuses = collections.Counter()
+        self.errors = collections.Counter()  # timeout, socket, unsent
+        self.sent_on_wire = 0
+        self.last_answer = start
+
+    def released(self, intended, now):
+        self.lag.record_value(max(1, round((now - intended) * 1e6)))
+
+    def answered(self, status, intended, sent_at, now):
+        self.statuses[status] += 1
+        self.last_answer = max(self.last_answer, now)
+        latency_us = max(1, round((now - intended) * 1e6))
+        self.latency.record_value(latency_us)
+        self.service.record_value(max(1, round((now - sent_at) * 1e6)))
+        self.per_second[int(intended - self.start)].append(latency_us / 1000)
+
+    def failed(self, kind):
+        self.errors[kind] += 1
+
+
+class Connection(asyncio.Protocol):
+    """One HTTP/1.1 connection carrying one request at a time. Kept alive when
+    the server allows; gunicorn's sync workers close after every answer."""
+
+    def __init__(self, on_done, on_lost):
+        self.on_done = on_done  # called with (connection, status or error kind)
+        self.on_lost = on_lost  # called with (connection) when an idle one closes
+        self.transport = None
+        self.parser = None
+        self.reusable = True
+
+    def connection_made(self, transport):
+        self.transport = transport
+
+    def data_received(self, data):
+        try:
+            self.parser.feed_data(data)
+        except (httptools.HttpParserError, AttributeError):  # garbage, or data unasked for
+            self.reusable = False
+            self.finish("socket")
+
+    def connection_lost(self, exc):
+        self.transport = None
+        self.reusable = False
+        if self.parser is not None:
+            self.finish("socket")
+        else:
+            self.on_lost(self)
+
+    def send(self, payload):
+        self.parser = httptools.HttpResponseParser(self)
+        self.transport.write(payload)
+
+    # httptools callback
+    def on_message_complete(self):
+        self.reusable = self.parser.should_keep_alive()
+        self.finish(self.parser.get_status_code())
+
+    def finish(self, outcome):
+        if self.parser is None:
+            return  # already finished (a timeout, then the answer)
+        self.parser = None
+        self.on_done(self, outcome)
+
+    def close(self):
+        self.reusable = False
+        if self.transport is not None:
+            self.transport.close()
+
+
+class Load:
+    """The schedule, the connections, the queue of due requests.
+
+    Connections open on demand, up to `connections`, and carry a request as
+    soon as they are open: an idle connection that a gunicorn sync worker has
+    accepted would hold that worker while it waits for a request."""
+
+    def __init__(self, url, rate, connections, duration, method, body, timeout):
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname, parts.port or 80
+        self.payload = request_bytes(method, parts, body)
+        self.rate, self.connections, self.duration = rate, connections, duration
+        self.timeout = timeout
+        self.idle = []  # open connections without a request, most recent last
+        self.opening = 0
+        self.open_count = 0  # open or opening
+        self.waiting = collections.deque()  # intended times of due requests
+        self.in_flight = {}  # connection -> (intended, sent_at, timer)
+        self.loop = None
+        self.recorder = None
+
+    async def connect(self):
+        """A new Connection; OSError (or TimeoutError) if the server is not there."""
+        _, connection = await asyncio.wait_for(
+            self.loop.create_connection(
+                lambda: Connection(self.done, self.lost), self.host, self.port
+            ),
+            self.timeout,
+        )
+        return connection
+
+    async def run(self):
+        """Release the schedule, wait for the answers, report. OSError if the
+        server cannot be reached at the start."""
+        self.loop = asyncio.get_running_loop()
+        self.idle.append(await self.connect())  # the first request's
+        self.open_count = 1
+        start = clock() + 0.01
+        self.recorder = Recorder(start)
+        total = round(self.rate * self.duration)
+        for index in range(total):
+            intended = start + index / self.rate
+            delay = intended - clock()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self.release(intended)
+        await asyncio.sleep(max(0, start + self.duration - clock()))
+        for _ in range(len(self.waiting)):
+            self.recorder.failed("unsent")
+        self.waiting.clear()
+        while self.in_flight:  # each ends by its answer or its timeout
+            await asyncio.sleep(0.01)
+        for connection in self.idle:
+            connection.close()
+        return report(self.recorder, self, total, start)
+
+    def release(self, intended):
+        self.recorder.released(intended, clock())
+        if self.idle:
+            self.send(self.idle.pop(), intended)
+        else:
+            self.waiting.append(intended)
+            self.open_more()
+
+    def open_more(self):
+        """Open connections for the waiting requests, within the limit."""
+        while self.open_count < self.connections and self.opening < len(self.waiting):
+            self.open_count += 1
+            self.opening += 1
+            self.loop.create_task(self.open_one())
+
+    async def open_one(self):
+        try:
+            connection = await self.connect()
+        except (OSError, TimeoutError):
+            self.recorder.failed("connect")
+            await asyncio.sleep(0.1)  # not a busy loop while the server is gone
+            self.opening -= 1
+            self.open_count -= 1
+            self.open_more()
+            return
+        self.opening -= 1
+        self.next_for(connection)
+
+    def send(self, connection, intended):
+        now = clock()
+        timer = self.loop.call_later(self.timeout, self.expire, connection)
+        self.in_flight[connection] = (intended, now, timer)
+        self.recorder.sent_on_wire += 1
+        connection.send(self.payload)
+
+    def expire(self, connection):
+        connection.reusable = False  # an answer may still come
+        connection.finish("timeout")
+
+    def done(self, connection, outcome):
+        intended, sent_at, timer = self.in_flight.pop(connection)
+        timer.cancel()
+        if isinstance(outcome, int):
+            self.recorder.answered(outcome, intended, sent_at, clock())
+        else:
+            self.recorder.failed(outcome)
+        if connection.reusable:
+            self.next_for(connection)
+        else:
+            connection.close()
+            self.open_count -= 1
+            self.open_more()
+
+    def lost(self, connection):
+        """An idle connection closed (the server's keep-alive timeout)."""
+        if connection in self.idle:
+            self.idle.remove(connection)
+            self.open_count -= 1
+
+    def next_for(self, connection):
+        if self.waiting:
+            self.send(connection, self.waiting.popleft())
+        else:
+            self.idle.append(connection)
+
+
+def request_bytes(method, parts, body):
+    path = parts.path or "/"
+    if parts.query:
+        path += f"?{parts.query}"
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {parts.netloc}"]
+    data = (body or "").encode()
+    if body is not None:
+        lines += ["Content-Type: application/json", f"Content-Length: {len(data)}"]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + data
+
+
+def percentiles_ms(histogram):
+    if histogram.get_total_count() == 0:
+        return None
+    return {
+        "mean": histogram.get_mean_value() / 1000,
+        **{f"p{p:g}": histogram.get_value_at_percentile(p) / 1000 for p in PERCENTILES},
+        "max": histogram.get_max_value() / 1000,
+    }
+
+
+def spectrum(histogram):
+    """[[percentile, ms], ...] from p0 to p99.999 by halving the remainder, as
+    HdrHistogram's percentile distribution (for a 1/(1-p) axis)."""
+    if histogram.get_total_count() == 0:
+        return []
+    points, remainder = [], 100.0
+    while remainder >= 0.001:
+        p = 100.0 - remainder
+        points.append([p, histogram.get_value_at_percentile(p) / 1000])
+        remainder /= 2**0.5
+    points.append([100.0, histogram.get_max_value() / 1000])
+    return points
+
+
+def series(per_second, duration):
+    """Per second of the schedule: requests answered and their p99, ms."""
+    rows = []
+    for second in range(math.ceil(duration)):
+        values = sorted(per_second.get(second, []))
+        p99 = values[min(len(values) - 1, math.ceil(0.99 * len(values)) - 1)] if values else None
+        rows.append({"second": second, "count": len(values), "p99_ms": p99})
+    return rows
+
+
+def report(recorder, load, total, start):
+    statuses = dict(sorted(recorder.statuses.items()))
+    ok = sum(count for status, count in statuses.items() if 200 <= status < 300)
+    answered = sum(statuses.values())
+    elapsed = max(recorder.last_answer - start, 1e-9)
+    return {
+        "offered_rate": load.rate,
+        "duration_s": load.duration,
+        "connections": load.connections,
+        "sent": total,
+        "sent_on_wire": recorder.sent_on_wire,
+        "achieved_rate": answered / elapsed,
+        "ok": ok,
+        "non_2xx": answered - ok,
+        "statuses": {str(status): count for status, count in statuses.items()},
+        "errors": {kind: recorder.errors[kind] for kind in ERROR_KINDS},
+        "success_rate": ok / total if total else 0.0,
+        "latency_ms": percentiles_ms(recorder.latency),
+        "service_ms": percentiles_ms(recorder.service),
+        "send_lag_ms": percentiles_ms(recorder.lag),
+        "spectrum": spectrum(recorder.latency),
+        "per_second": series(recorder.per_second, load.duration),
+        "generator": {"name": NAME, "version": version()},
+    }
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("url")
+    parser.add_argument("--rate", type=float, required=True, help="requests per second")
+    parser.add_argument("--connections", type=int, default=50)
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per request")
+    parser.add_argument("--method", default="GET")
+    parser.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop")
+    parser.add_argument("--body", help="a JSON body (sent with Content-Type: application/json)")
+    args = parser.parse_args(argv)
+    if args.rate <= 0 or args.connections < 1 or args.duration <= 0 or args.timeout <= 0:
+        parser.error("--rate, --connections, --duration and --timeout must be positive")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    load = Load(
+        args.url, args.rate, args.connections, args.duration, args.method, args.body, args.timeout
+    )
+    try:
+        if args.loop == "uvloop":
+            import uvloop  # the apps' loop: less CPU per request than asyncio's
+
+            result = uvloop.run(load.run())
+        else:
+            result = asyncio.run(load.run())
+    except OSError as error:
+        sys.exit(f"{NAME}: {error}")
+    result["generator"]["command"] = [NAME, *(argv if argv is not None else sys.argv[1:])]
+    print(MARKER + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
