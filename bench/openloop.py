@@ -29,10 +29,11 @@ results come from (numbers in the README, "Latency at a fixed load"):
   measures the generator alone (due time to release, before any wait for a
   free connection).
 
-Failures: a timeout, a socket error or a non-2xx status; requests still
-waiting for a connection when the schedule ends are "unsent" and count as
-failures too (the server did not keep up). success_rate = ok / sent, where sent
-is every request the schedule released.
+Failures: a timeout, a socket error or a non-2xx status. A request that waits
+for a free connection longer than the timeout is never sent (not_sent).
+success_rate = ok / sent, where sent is every request the schedule released;
+the run ends when each has ended (at most the timeout after the schedule), so
+ok is exact: every 2xx a POST run counts is a write the server confirmed.
 """
 
 import argparse
@@ -58,10 +59,12 @@ MARKER = "OPENLOOP_JSON "
 PERCENTILES = (50, 90, 95, 99, 99.9)
 # HdrHistogram range in microseconds: 1 us to 1 h, 3 significant digits.
 HIGHEST_US = 3_600_000_000
-# Requests that failed: no answer in time, the connection broke, or no free
-# connection before the schedule ended; and "connect": attempts to reopen a
-# connection that failed (attempts, not requests).
-ERROR_KINDS = ("timeout", "socket", "unsent", "connect")
+AUTO_FRACTIONS = (0.25, 0.5, 0.75, 0.9)
+# Requests that failed: sent but no answer within the timeout (a POST may
+# still have been written), never sent (no free connection within the
+# timeout: certainly not written), the connection broke; and "connect":
+# attempts to open a connection that failed (attempts, not requests).
+ERROR_KINDS = ("timeout", "not_sent", "socket", "connect")
 
 
 def clock():
@@ -71,6 +74,16 @@ def clock():
 
 class OpenLoopError(RuntimeError):
     """The generator failed, or printed no report."""
+
+
+def auto_rates(peaks, fractions=AUTO_FRACTIONS):
+    """--rate auto: the same rates for every app, fractions of the *slowest*
+    app's peak (req/s, e.g. wrk's), so that all are compared at equal offered
+    load. ValueError if there is no positive peak."""
+    slowest = min(peaks, default=0)
+    if slowest <= 0:
+        raise ValueError(f"no peak to take fractions of: {list(peaks)}")
+    return [max(1, round(slowest * fraction)) for fraction in fractions]
 
 
 def command(url, rate, connections, duration, method="GET", body=None, timeout=10, pin=None):
@@ -127,7 +140,7 @@ class Recorder:
         self.lag = HdrHistogram(1, HIGHEST_US, 3)
         self.per_second = collections.defaultdict(list)  # second -> latencies, ms
         self.statuses = collections.Counter()
-        self.errors = collections.Counter()  # timeout, socket, unsent
+        self.errors = collections.Counter()  # ERROR_KINDS
         self.sent_on_wire = 0
         self.last_answer = start
 
@@ -242,11 +255,10 @@ class Load:
             if delay > 0:
                 await asyncio.sleep(delay)
             self.release(intended)
-        await asyncio.sleep(max(0, start + self.duration - clock()))
-        for _ in range(len(self.waiting)):
-            self.recorder.failed("unsent")
-        self.waiting.clear()
-        while self.in_flight:  # each ends by its answer or its timeout
+        # Every released request ends: answered, failed, or timed out (sent or
+        # still waiting), so the 2xx count is exact for a nothing-lost ledger.
+        while self.waiting or self.in_flight:
+            self.expire_waiting()
             await asyncio.sleep(0.01)
         for connection in self.idle:
             connection.close()
@@ -312,10 +324,19 @@ class Load:
             self.open_count -= 1
 
     def next_for(self, connection):
+        self.expire_waiting()
         if self.waiting:
             self.send(connection, self.waiting.popleft())
         else:
             self.idle.append(connection)
+
+    def expire_waiting(self):
+        """Requests that waited for a connection longer than the timeout fail
+        as not_sent: a client would have given up on them."""
+        now = clock()
+        while self.waiting and now - self.waiting[0] > self.timeout:
+            self.waiting.popleft()
+            self.recorder.failed("not_sent")
 
 
 def request_bytes(method, parts, body):

@@ -156,7 +156,7 @@ def test_every_2xx_write_through_the_proxy_is_stored(app, db, database_url, tmp_
             result = openloop.run(args)
         finally:
             stop(process)
-    assert result["ok"] == result["sent"] == 100
+    assert result["ok"] == result["sent"] == 100, {k: result[k] for k in ("errors", "statuses")}
     assert query(db, "SELECT count(*) FROM review") == [(100,)]
 
 
