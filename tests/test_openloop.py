@@ -20,6 +20,7 @@ import pytest
 
 from bench import openloop, wrk
 from db import embedded
+from tests.conftest import query
 from tools.serve import start_app, stop, wait_healthy
 
 REVIEW_BODY = '{"film_id": 995, "rating": 4}'  # lua/post.lua's
@@ -135,6 +136,16 @@ def test_the_command_line_is_recorded(known_server):
     spectrum = result["spectrum"]
     assert spectrum[0][0] == 0 and spectrum[-1][0] == 100
     assert [value for _, value in spectrum] == sorted(value for _, value in spectrum)
+
+
+def test_every_2xx_post_is_a_row_under_every_server(server, db):
+    """Keep-alive (uvicorn, Sanic) or a connection per request (gunicorn sync):
+    the generator's 2xx count is the number of rows written."""
+    args = openloop.command(server.url + "/reviews/", 100, 10, 2, method="POST", body=REVIEW_BODY)
+    result = openloop.run(args)
+    rows = query(db, "SELECT count(*) FROM review")[0][0]
+    assert result["ok"] == rows == result["sent"] == 200, result["errors"]
+    assert result["statuses"] == {"201": 200}
 
 
 def test_auto_rates_are_fractions_of_the_slowest_peak():
