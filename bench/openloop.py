@@ -60,6 +60,10 @@ PERCENTILES = (50, 90, 95, 99, 99.9)
 # HdrHistogram range in microseconds: 1 us to 1 h, 3 significant digits.
 HIGHEST_US = 3_600_000_000
 AUTO_FRACTIONS = (0.25, 0.5, 0.75, 0.9)
+# A connection idle this long (s) is closed, not reused: shorter than the
+# servers' keep-alive timeouts (uvicorn, Hypercorn: 5 s), so a server never
+# closes a connection at the moment a request goes out on it (a false error).
+IDLE_LIMIT = 2.0
 # Requests that failed: sent but no answer within the timeout (a POST may
 # still have been written), never sent (no free connection within the
 # timeout: certainly not written), the connection broke; and "connect":
@@ -169,9 +173,11 @@ class Connection(asyncio.Protocol):
         self.transport = None
         self.parser = None
         self.reusable = True
+        self.idle_since = 0.0
 
     def connection_made(self, transport):
         self.transport = transport
+        self.idle_since = clock()
 
     def data_received(self, data):
         try:
@@ -265,7 +271,11 @@ class Load:
         return report(self.recorder, self, total, start)
 
     def release(self, intended):
-        self.recorder.released(intended, clock())
+        now = clock()
+        self.recorder.released(intended, now)
+        while self.idle and now - self.idle[-1].idle_since > IDLE_LIMIT:
+            self.idle.pop().close()  # and every one below it: they idled longer
+            self.open_count -= 1
         if self.idle:
             self.send(self.idle.pop(), intended)
         else:
@@ -328,6 +338,7 @@ class Load:
         if self.waiting:
             self.send(connection, self.waiting.popleft())
         else:
+            connection.idle_since = clock()
             self.idle.append(connection)
 
     def expire_waiting(self):

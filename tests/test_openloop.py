@@ -53,6 +53,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     do_GET = do_POST = answer
 
+    def setup(self):
+        super().setup()
+        with self.server.lock:
+            self.server.connections += 1
+
     def log_message(self, *args):
         pass
 
@@ -64,6 +69,7 @@ def known_server():
     server.daemon_threads = True
     server.delay, server.status = 0.0, lambda number: 200
     server.count, server.bodies, server.lock = 0, [], threading.Lock()
+    server.connections = 0
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     server.url = f"http://127.0.0.1:{server.server_address[1]}"
@@ -102,6 +108,15 @@ def test_every_post_is_counted_exactly(known_server):
     )
     assert result["ok"] == result["sent"] == 400 == known_server.count
     assert set(known_server.bodies) == {REVIEW_BODY}
+
+
+@pytest.mark.parametrize("rate, connections", [(2, 1), (0.4, 2)])
+def test_connections_idle_past_the_limit_are_reopened(known_server, rate, connections):
+    """Reused after 0.5 s idle; after 2.5 s, past IDLE_LIMIT, a new one is
+    opened rather than racing the server's keep-alive timeout."""
+    result = measure(known_server.url + "/", rate=rate, duration=5, connections=5)
+    assert result["ok"] == result["sent"] == round(rate * 5)
+    assert known_server.connections == connections
 
 
 def test_non_2xx_answers_are_failures_counted_by_status(known_server):
@@ -225,6 +240,8 @@ def compare(app="flask", rate=200, seconds=8):
             report = parse(output)
             print(name, " ".join(args))
             print(json.dumps({key: report.get(key) for key in ("latency_ms", "ok", "requests")}))
+            if "per_second" in report:
+                print("p99 per second, ms:", [row["p99_ms"] for row in report["per_second"]])
     finally:
         os.killpg(process.pid, signal.SIGCONT)
         stop(process)
