@@ -4,8 +4,10 @@ another host, made on this one.
     python -m bench.delay_proxy --listen 127.0.0.1:6000 --upstream 127.0.0.1:5433 --delay 5ms
 
 Prints "delay_proxy listening on HOST:PORT" once it accepts connections; stops on
-SIGTERM or Ctrl-C. In a test: `with DelayProxy(upstream, delay_s) as proxy:`
-(proxy.port, proxy.url(database_url)).
+SIGTERM or Ctrl-C, printing "DELAY_PROXY_JSON {"open", "peak", "total"}": the
+client connections it carried (an app's pools: how many it really held). In a
+test: `with DelayProxy(upstream, delay_s) as proxy:` (proxy.port,
+proxy.url(database_url), proxy.connections()).
 
 How the delay is made: every chunk read from one side is written to the other
 delay/2 seconds after it arrived, in both directions, so a query and its answer
@@ -28,6 +30,7 @@ and pynetem drives tc/netem.
 import argparse
 import asyncio
 import collections
+import json
 import re
 import selectors
 import signal
@@ -35,6 +38,7 @@ import sys
 import threading
 from urllib.parse import urlsplit, urlunsplit
 
+MARKER = "DELAY_PROXY_JSON "  # the line printed on exit: its connection counts
 UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "": 1e-3}  # a bare number is milliseconds
 
 
@@ -120,17 +124,25 @@ class Side(asyncio.Protocol):
 
 
 class Server:
-    """Accepts clients, opens one upstream connection for each."""
+    """Accepts clients, opens one upstream connection for each, and counts
+    them: how many connections an app's pools really hold."""
 
     def __init__(self, upstream, delay):
         self.upstream, self.delay = upstream, delay
         self.clients = set()
+        self.peak = self.total = 0
+
+    def connections(self):
+        """{"open", "peak", "total"}: client connections now, at most, ever."""
+        return {"open": len(self.clients), "peak": self.peak, "total": self.total}
 
     def client(self):
         loop = asyncio.get_running_loop()
         to_upstream, to_client = Pipe(loop, self.delay / 2), Pipe(loop, self.delay / 2)
         side = Side(to_upstream, to_client, on_close=self.clients.discard)
         self.clients.add(side)
+        self.total += 1
+        self.peak = max(self.peak, len(self.clients))
         loop.create_task(self.connect_upstream(to_upstream, to_client))
         return side
 
@@ -167,13 +179,12 @@ class DelayProxy:
         self.upstream, self.delay, self.host, self.port = upstream, delay, host, port
         self.loop = new_loop()
         self.started = threading.Event()
+        self.server = Server(upstream, delay)
         self.task = None
         self.thread = threading.Thread(target=self.run, daemon=True)
 
     def run(self):
-        self.task = self.loop.create_task(
-            Server(self.upstream, self.delay).serve(self.host, self.port, self.ready)
-        )
+        self.task = self.loop.create_task(self.server.serve(self.host, self.port, self.ready))
         try:
             self.loop.run_until_complete(self.task)
         except (asyncio.CancelledError, OSError) as error:
@@ -188,6 +199,9 @@ class DelayProxy:
 
     def url(self, database_url):
         return proxied_url(database_url, self.port, self.host)
+
+    def connections(self):
+        return self.server.connections()
 
     def __enter__(self):
         self.error = None
@@ -217,10 +231,11 @@ def main(argv=None):
     try:
         with asyncio.Runner(loop_factory=new_loop) as runner:
             runner.run(server.serve(*args.listen, ready))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         pass
     except OSError as error:
         sys.exit(f"delay_proxy: {error}")
+    print(MARKER + json.dumps(server.connections()), flush=True)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ lost by an app that reaches its database through it.
 Margins are wide: the machine is shared and noisy; only floors are tight.
 """
 
+import json
 import statistics
 import subprocess
 import sys
@@ -109,6 +110,7 @@ def test_connections_do_not_wait_for_each_other(database_url):
             for thread in threads:
                 thread.join()
             elapsed = time.perf_counter() - started
+            assert proxy.connections() == {"open": 4, "peak": 4, "total": 4}
         finally:
             for connection in connections:
                 connection.close()
@@ -148,6 +150,8 @@ def test_the_proxy_runs_as_a_command(database_url):
     finally:
         process.terminate()
         assert process.wait(10) == 0
+    counts = json.loads(process.stdout.read().strip().removeprefix(delay_proxy.MARKER))
+    assert counts["peak"] == counts["total"] == 1  # "open" may not yet have seen the close
 
 
 def test_an_unreachable_upstream_closes_the_client(database_url):
