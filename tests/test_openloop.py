@@ -96,9 +96,9 @@ def test_a_known_delay_is_measured_and_the_schedule_held(known_server):
 
 def test_sub_millisecond_answers_are_resolved(known_server):
     result = measure(known_server.url + "/", rate=200, duration=2, connections=5)
-    # An immediate answer takes well under a millisecond here; whole-millisecond
-    # resolution would read it as 0 or 1.
-    assert 0 < result["service_ms"]["p50"] < 1.0
+    # An immediate answer takes a fraction of a millisecond here (more on a
+    # busy machine); whole-millisecond resolution would read it as 0 or 1.
+    assert 0 < result["service_ms"]["p50"] < 5
     assert result["service_ms"]["p50"] != pytest.approx(round(result["service_ms"]["p50"]))
 
 
@@ -110,9 +110,9 @@ def test_every_post_is_counted_exactly(known_server):
     assert set(known_server.bodies) == {REVIEW_BODY}
 
 
-@pytest.mark.parametrize("rate, connections", [(2, 1), (0.4, 2)])
+@pytest.mark.parametrize("rate, connections", [(1, 1), (0.4, 2)])
 def test_connections_idle_past_the_limit_are_reopened(known_server, rate, connections):
-    """Reused after 0.5 s idle; after 2.5 s, past IDLE_LIMIT, a new one is
+    """Reused after 1 s idle; after 2.5 s, past IDLE_LIMIT, a new one is
     opened rather than racing the server's keep-alive timeout."""
     result = measure(known_server.url + "/", rate=rate, duration=5, connections=5)
     assert result["ok"] == result["sent"] == round(rate * 5)
