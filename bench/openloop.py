@@ -415,6 +415,9 @@ def report(recorder, load, total, start):
         "connections": load.connections,
         "sent": total,
         "sent_on_wire": recorder.sent_on_wire,
+        # Answers per second from the start to the last answer: below the
+        # offered rate when the server fell behind (send_lag_ms tells
+        # whether the generator did).
         "achieved_rate": answered / elapsed,
         "ok": ok,
         "non_2xx": answered - ok,
