@@ -1,0 +1,47 @@
+"""python -m bench.openloop URL --rate R [...]: one run, one OPENLOOP_JSON line."""
+
+import argparse
+import asyncio
+import json
+import sys
+
+from . import MARKER, NAME
+from .load import Load
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description="Open-loop HTTP load at a fixed rate.")
+    parser.add_argument("url")
+    parser.add_argument("--rate", type=float, required=True, help="requests per second")
+    parser.add_argument("--connections", type=int, default=50)
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per request")
+    parser.add_argument("--method", default="GET")
+    parser.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop")
+    parser.add_argument("--body", help="a JSON body (sent with Content-Type: application/json)")
+    args = parser.parse_args(argv)
+    if args.rate <= 0 or args.connections < 1 or args.duration <= 0 or args.timeout <= 0:
+        parser.error("--rate, --connections, --duration and --timeout must be positive")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    load = Load(
+        args.url, args.rate, args.connections, args.duration, args.method, args.body, args.timeout
+    )
+    try:
+        if args.loop == "uvloop":
+            import uvloop  # the apps' loop: less CPU per request than asyncio's
+
+            result = uvloop.run(load.run())
+        else:
+            result = asyncio.run(load.run())
+    except OSError as error:
+        sys.exit(f"{NAME}: {error}")
+    result["generator"]["command"] = [NAME, *(argv if argv is not None else sys.argv[1:])]
+    print(MARKER + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

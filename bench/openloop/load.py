@@ -1,0 +1,212 @@
+"""The schedule and the connections: the open loop itself."""
+
+import asyncio
+import collections
+from urllib.parse import urlsplit
+
+import httptools
+
+from .recorder import Recorder, clock, report
+
+# A connection idle this long (s) is closed, not reused: shorter than the
+# servers' keep-alive timeouts (uvicorn, Hypercorn: 5 s), so a server never
+# closes a connection at the moment a request goes out on it (a false error).
+IDLE_LIMIT = 2.0
+
+
+class Connection(asyncio.Protocol):
+    """One HTTP/1.1 connection carrying one request at a time. Kept alive when
+    the server allows; gunicorn's sync workers close after every answer."""
+
+    def __init__(self, on_done, on_lost):
+        self.on_done = on_done  # called with (connection, status or error kind)
+        self.on_lost = on_lost  # called with (connection) when an idle one closes
+        self.transport = None
+        self.parser = None
+        self.reusable = True
+        self.idle_since = 0.0
+
+    def connection_made(self, transport):
+        self.transport = transport
+        self.idle_since = clock()
+
+    def data_received(self, data):
+        try:
+            self.parser.feed_data(data)
+        except (httptools.HttpParserError, AttributeError):  # garbage, or data unasked for
+            self.reusable = False
+            self.finish("socket")
+
+    def connection_lost(self, exc):
+        self.transport = None
+        self.reusable = False
+        if self.parser is not None:
+            self.finish("socket")
+        else:
+            self.on_lost(self)
+
+    def send(self, payload):
+        self.parser = httptools.HttpResponseParser(self)
+        self.transport.write(payload)
+
+    # httptools callback
+    def on_message_complete(self):
+        self.reusable = self.parser.should_keep_alive()
+        self.finish(self.parser.get_status_code())
+
+    def finish(self, outcome):
+        if self.parser is None:
+            return  # already finished (a timeout, then the answer)
+        self.parser = None
+        self.on_done(self, outcome)
+
+    def close(self):
+        self.reusable = False
+        if self.transport is not None:
+            self.transport.close()
+
+
+class Load:
+    """The schedule, the connections, the queue of due requests.
+
+    Connections open on demand, up to `connections`, and carry a request as
+    soon as they are open: an idle connection that a gunicorn sync worker has
+    accepted would hold that worker while it waits for a request."""
+
+    def __init__(self, url, rate, connections, duration, method, body, timeout):
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname, parts.port or 80
+        self.payload = request_bytes(method, parts, body)
+        self.rate, self.connections, self.duration = rate, connections, duration
+        self.timeout = timeout
+        self.idle = []  # open connections without a request, most recent last
+        self.opening = 0
+        self.open_count = 0  # open or opening
+        self.waiting = collections.deque()  # intended times of due requests
+        self.in_flight = {}  # connection -> (intended, sent_at, timer)
+        self.loop = None
+        self.recorder = None
+
+    async def connect(self):
+        """A new Connection; OSError (or TimeoutError) if the server is not there."""
+        _, connection = await asyncio.wait_for(
+            self.loop.create_connection(
+                lambda: Connection(self.done, self.lost), self.host, self.port
+            ),
+            self.timeout,
+        )
+        return connection
+
+    async def run(self):
+        """Release the schedule, wait for the answers, report. OSError if the
+        server cannot be reached at the start."""
+        self.loop = asyncio.get_running_loop()
+        self.idle.append(await self.connect())  # the first request's
+        self.open_count = 1
+        start = clock() + 0.01
+        self.recorder = Recorder(start)
+        total = round(self.rate * self.duration)
+        for index in range(total):
+            intended = start + index / self.rate
+            delay = intended - clock()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self.release(intended)
+        # Every released request ends: answered, failed, or timed out (sent or
+        # still waiting), so the 2xx count is exact for a nothing-lost ledger.
+        while self.waiting or self.in_flight:
+            self.expire_waiting()
+            await asyncio.sleep(0.01)
+        for connection in self.idle:
+            connection.close()
+        return report(self.recorder, self, total, start)
+
+    def release(self, intended):
+        now = clock()
+        self.recorder.released(intended, now)
+        while self.idle and now - self.idle[-1].idle_since > IDLE_LIMIT:
+            self.idle.pop().close()  # and every one below it: they idled longer
+            self.open_count -= 1
+        if self.idle:
+            self.send(self.idle.pop(), intended)
+        else:
+            self.waiting.append(intended)
+            self.open_more()
+
+    def open_more(self):
+        """Open connections for the waiting requests, within the limit."""
+        while self.open_count < self.connections and self.opening < len(self.waiting):
+            self.open_count += 1
+            self.opening += 1
+            self.loop.create_task(self.open_one())
+
+    async def open_one(self):
+        try:
+            connection = await self.connect()
+        except (OSError, TimeoutError):
+            self.recorder.failed("connect")
+            await asyncio.sleep(0.1)  # not a busy loop while the server is gone
+            self.opening -= 1
+            self.open_count -= 1
+            self.open_more()
+            return
+        self.opening -= 1
+        self.next_for(connection)
+
+    def send(self, connection, intended):
+        now = clock()
+        timer = self.loop.call_later(self.timeout, self.expire, connection)
+        self.in_flight[connection] = (intended, now, timer)
+        self.recorder.sent_on_wire += 1
+        connection.send(self.payload)
+
+    def expire(self, connection):
+        connection.reusable = False  # an answer may still come
+        connection.finish("timeout")
+
+    def done(self, connection, outcome):
+        intended, sent_at, timer = self.in_flight.pop(connection)
+        timer.cancel()
+        if isinstance(outcome, int):
+            self.recorder.answered(outcome, intended, sent_at, clock())
+        else:
+            self.recorder.failed(outcome)
+        if connection.reusable:
+            self.next_for(connection)
+        else:
+            connection.close()
+            self.open_count -= 1
+            self.open_more()
+
+    def lost(self, connection):
+        """An idle connection closed (the server's keep-alive timeout)."""
+        if connection in self.idle:
+            self.idle.remove(connection)
+            self.open_count -= 1
+
+    def next_for(self, connection):
+        self.expire_waiting()
+        if self.waiting:
+            self.send(connection, self.waiting.popleft())
+        else:
+            connection.idle_since = clock()
+            self.idle.append(connection)
+
+    def expire_waiting(self):
+        """Requests that waited for a connection longer than the timeout fail
+        as not_sent: a client would have given up on them."""
+        now = clock()
+        while self.waiting and now - self.waiting[0] > self.timeout:
+            self.waiting.popleft()
+            self.recorder.failed("not_sent")
+
+
+def request_bytes(method, parts, body):
+    path = parts.path or "/"
+    if parts.query:
+        path += f"?{parts.query}"
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {parts.netloc}"]
+    data = (body or "").encode()
+    if body is not None:
+        lines += ["Content-Type: application/json", f"Content-Length: {len(data)}"]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + data

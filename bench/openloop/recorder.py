@@ -1,0 +1,118 @@
+"""What a run records: latencies in HdrHistograms, statuses, errors; and the
+report built from them (see the package's docstring for what each figure means)."""
+
+import collections
+import math
+import time
+
+from hdrh.histogram import HdrHistogram
+
+from . import NAME, version
+
+PERCENTILES = (50, 90, 95, 99, 99.9)
+# HdrHistogram range in microseconds: 1 us to 1 h, 3 significant digits.
+HIGHEST_US = 3_600_000_000
+# Requests that failed: sent but no answer within the timeout (a POST may
+# still have been written), never sent (no free connection within the
+# timeout: certainly not written), the connection broke; and "connect":
+# attempts to open a connection that failed (attempts, not requests).
+ERROR_KINDS = ("timeout", "not_sent", "socket", "connect")
+
+
+def clock():
+    """Seconds, to the microsecond: uvloop's loop.time() is whole milliseconds."""
+    return time.perf_counter()
+
+
+class Recorder:
+    """Latencies from the intended send time, statuses and errors."""
+
+    def __init__(self, start):
+        self.start = start
+        self.latency = HdrHistogram(1, HIGHEST_US, 3)
+        self.service = HdrHistogram(1, HIGHEST_US, 3)  # from the actual send
+        # When the generator released a request - when it was due: its own
+        # lateness, before any wait for a connection.
+        self.lag = HdrHistogram(1, HIGHEST_US, 3)
+        self.per_second = collections.defaultdict(list)  # second -> latencies, ms
+        self.statuses = collections.Counter()
+        self.errors = collections.Counter()  # ERROR_KINDS
+        self.sent_on_wire = 0
+        self.last_answer = start
+
+    def released(self, intended, now):
+        self.lag.record_value(max(1, round((now - intended) * 1e6)))
+
+    def answered(self, status, intended, sent_at, now):
+        self.statuses[status] += 1
+        self.last_answer = max(self.last_answer, now)
+        latency_us = max(1, round((now - intended) * 1e6))
+        self.latency.record_value(latency_us)
+        self.service.record_value(max(1, round((now - sent_at) * 1e6)))
+        self.per_second[int(intended - self.start)].append(latency_us / 1000)
+
+    def failed(self, kind):
+        self.errors[kind] += 1
+
+
+def percentiles_ms(histogram):
+    if histogram.get_total_count() == 0:
+        return None
+    return {
+        "mean": histogram.get_mean_value() / 1000,
+        **{f"p{p:g}": histogram.get_value_at_percentile(p) / 1000 for p in PERCENTILES},
+        "max": histogram.get_max_value() / 1000,
+    }
+
+
+def spectrum(histogram):
+    """[[percentile, ms], ...] from p0 to p99.999 by halving the remainder, as
+    HdrHistogram's percentile distribution (for a 1/(1-p) axis)."""
+    if histogram.get_total_count() == 0:
+        return []
+    points, remainder = [], 100.0
+    while remainder >= 0.001:
+        p = 100.0 - remainder
+        points.append([p, histogram.get_value_at_percentile(p) / 1000])
+        remainder /= 2**0.5
+    points.append([100.0, histogram.get_max_value() / 1000])
+    return points
+
+
+def series(per_second, duration):
+    """Per second of the schedule: requests answered and their p99, ms."""
+    rows = []
+    for second in range(math.ceil(duration)):
+        values = sorted(per_second.get(second, []))
+        p99 = values[min(len(values) - 1, math.ceil(0.99 * len(values)) - 1)] if values else None
+        rows.append({"second": second, "count": len(values), "p99_ms": p99})
+    return rows
+
+
+def report(recorder, load, total, start):
+    statuses = dict(sorted(recorder.statuses.items()))
+    ok = sum(count for status, count in statuses.items() if 200 <= status < 300)
+    answered = sum(statuses.values())
+    elapsed = max(recorder.last_answer - start, 1e-9)
+    return {
+        "offered_rate": load.rate,
+        "duration_s": load.duration,
+        "connections": load.connections,
+        "sent": total,
+        "sent_on_wire": recorder.sent_on_wire,
+        # Answers per second from the start to the last answer: below the
+        # offered rate when the server fell behind (send_lag_ms tells
+        # whether the generator did).
+        "achieved_rate": answered / elapsed,
+        "ok": ok,
+        "non_2xx": answered - ok,
+        "statuses": {str(status): count for status, count in statuses.items()},
+        "errors": {kind: recorder.errors[kind] for kind in ERROR_KINDS},
+        "success_rate": ok / total if total else 0.0,
+        "latency_ms": percentiles_ms(recorder.latency),
+        "service_ms": percentiles_ms(recorder.service),
+        "send_lag_ms": percentiles_ms(recorder.lag),
+        "spectrum": spectrum(recorder.latency),
+        "per_second": series(recorder.per_second, load.duration),
+        "generator": {"name": NAME, "version": version()},
+    }
