@@ -15,7 +15,7 @@ import pytest
 from tests.helpers import serve
 from tools.serve import APPS, database
 
-SERVER_FIXTURES = {"server", "servers", "app_server"}
+SERVER_FIXTURES = {"server", "servers", "app_server", "flask_process"}
 
 
 def pytest_collection_modifyitems(items):

@@ -19,8 +19,10 @@ import pytest
 from bench import delay_proxy, openloop, pgbench
 from bench.delay_proxy import DelayProxy, parse_delay, proxied_url
 from db import embedded
-from tests.conftest import query
-from tools.serve import start_app, stop, wait_healthy
+from tests.helpers import query
+from tools.serve import running
+
+pytestmark = pytest.mark.slow  # the instrument measured in real time, against real servers
 
 REVIEW_BODY = '{"film_id": 995, "rating": 4}'
 
@@ -164,15 +166,10 @@ def test_an_unreachable_upstream_closes_the_client(database_url):
 def test_every_2xx_write_through_the_proxy_is_stored(app, db, database_url, tmp_path):
     with DelayProxy(upstream(database_url), 0.005) as proxy:
         port = embedded.free_port()
-        with open(tmp_path / "app.log", "w") as log:
-            process = start_app(app, port, proxy.url(database_url), log=log, web_workers=2)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            wait_healthy(process, url)
-            args = openloop.command(url + "/reviews/", 50, 10, 2, method="POST", body=REVIEW_BODY)
-            result = openloop.run(args)
-        finally:
-            stop(process)
+        log_path = tmp_path / "app.log"
+        with running(app, port, proxy.url(database_url), log_path, web_workers=2) as server:
+            url = server.url + "/reviews/"
+            result = openloop.run(openloop.command(url, 50, 10, 2, method="POST", body=REVIEW_BODY))
     assert result["ok"] == result["sent"] == 100, {k: result[k] for k in ("errors", "statuses")}
     assert query(db, "SELECT count(*) FROM review") == [(100,)]
 

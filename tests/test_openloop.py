@@ -19,9 +19,13 @@ import time
 import pytest
 
 from bench import openloop, wrk
+from bench.routes import ROUTES
 from db import embedded
-from tests.conftest import query
-from tools.serve import start_app, stop, wait_healthy
+from tests.helpers import query
+from tools import ROOT
+from tools.serve import database, running
+
+pytestmark = pytest.mark.slow  # the instrument measured in real time, against real servers
 
 REVIEW_BODY = '{"film_id": 995, "rating": 4}'  # lua/post.lua's
 
@@ -174,15 +178,11 @@ def test_auto_rates_are_fractions_of_the_slowest_peak():
 def flask_process(database_url, tmp_path):
     """flask under gunicorn (2 sync workers): (process, url); its group can be stopped."""
     port = embedded.free_port()
-    with open(tmp_path / "flask.log", "w") as log:
-        process = start_app("flask", port, database_url, log=log, web_workers=2)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(process, url)
-        yield process, url
-    finally:
-        os.killpg(process.pid, signal.SIGCONT)  # a stopped group would not stop
-        stop(process)
+    with running("flask", port, database_url, tmp_path / "flask.log", web_workers=2) as server:
+        try:
+            yield server.process, server.url
+        finally:
+            os.killpg(server.process.pid, signal.SIGCONT)  # a stopped group would not stop
 
 
 def stalled(process, args, at=2.0, pause=1.0):
@@ -197,7 +197,7 @@ def stalled(process, args, at=2.0, pause=1.0):
     timer = threading.Timer(at, stall)
     timer.start()
     try:
-        completed = subprocess.run(args, cwd=wrk.ROOT, capture_output=True, text=True)
+        completed = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
     finally:
         timer.join()
     return completed.returncode, completed.stdout + completed.stderr
@@ -222,17 +222,16 @@ def test_a_one_second_stall_shows_in_the_tail(flask_process):
 
 def compare(app="flask", rate=200, seconds=8):
     """The same 1 s stall under both generators, printed for the README."""
-    from tools.serve import start_database
-
-    database_url, started = start_database()
     port = embedded.free_port()
-    process = start_app(app, port, database_url, log=open(os.devnull, "w"), web_workers=2)
     url = f"http://127.0.0.1:{port}/films/995/"
-    try:
-        wait_healthy(process, f"http://127.0.0.1:{port}")
+    with (
+        database() as database_url,
+        running(app, port, database_url, os.devnull, web_workers=2) as server,
+    ):
+        process = server.process
         runs = {"bench.openloop": openloop.command(url, rate, 20, seconds)}
         if shutil.which("wrk"):
-            route = wrk.ROUTES["film"]
+            route = ROUTES["film"]
             runs["wrk"] = wrk.command(url.removesuffix(route.path), route, 20, 2, seconds, 10)
         for name, args in runs.items():
             status, output = stalled(process, args)
@@ -242,11 +241,6 @@ def compare(app="flask", rate=200, seconds=8):
             print(json.dumps({key: report.get(key) for key in ("latency_ms", "ok", "requests")}))
             if "per_second" in report:
                 print("p99 per second, ms:", [row["p99_ms"] for row in report["per_second"]])
-    finally:
-        os.killpg(process.pid, signal.SIGCONT)
-        stop(process)
-        if started:
-            embedded.stop()
 
 
 if __name__ == "__main__":

@@ -49,12 +49,12 @@ import json
 import subprocess
 import sys
 from importlib import metadata
-from pathlib import Path
+
+from tools import ROOT
 
 from ..processes import taskset
 
 NAME = "bench.openloop"
-ROOT = Path(__file__).resolve().parents[2]  # where `python -m bench.openloop` runs
 MARKER = "OPENLOOP_JSON "
 AUTO_FRACTIONS = (0.25, 0.5, 0.75, 0.9)
 
