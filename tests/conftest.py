@@ -74,9 +74,17 @@ def serve(app, database_url, log_dir, **settings):
         stop(process)
 
 
-@pytest.fixture(scope="session", params=APPS)
+# TEST_SERVERS="name=url ...": the `server` tests run against these, already
+# running, instead of starting each app (tests/test_compose_up.py: the stack).
+TEST_SERVERS = dict(item.split("=", 1) for item in os.environ.get("TEST_SERVERS", "").split())
+
+
+@pytest.fixture(scope="session", params=list(TEST_SERVERS) or APPS)
 def server(request, database_url, tmp_path_factory):
     """Each app under its production server, two worker processes."""
+    if request.param in TEST_SERVERS:
+        yield Server(request.param, TEST_SERVERS[request.param], os.devnull)
+        return
     yield from serve(request.param, database_url, tmp_path_factory.mktemp("logs"), web_workers=2)
 
 
