@@ -87,9 +87,16 @@ def test_compose_file_is_valid():
     assert completed.returncode == 0, completed.stderr
 
 
-def test_dockerfile_lints_clean():
+STANDIN_DOCKERFILES = sorted(
+    path.relative_to(ROOT).as_posix() for path in ROOT.glob("docker/*/*.Dockerfile")
+)
+
+
+@pytest.mark.parametrize("dockerfile", ["Dockerfile", *STANDIN_DOCKERFILES])
+def test_dockerfile_lints_clean(dockerfile):
+    """The image's Dockerfile and the stand-ins' (docker/standins/)."""
     completed = subprocess.run(
-        [tool("hadolint"), "--no-color", "Dockerfile"], cwd=ROOT, capture_output=True, text=True
+        [tool("hadolint"), "--no-color", dockerfile], cwd=ROOT, capture_output=True, text=True
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
 

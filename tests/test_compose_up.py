@@ -209,7 +209,7 @@ def stack(tmp_path_factory):
     # Sequential builds: the four app services build the same Dockerfile, and
     # the classic builder's cache serves the second to fourth only in turn.
     env["COMPOSE_PARALLEL_LIMIT"] = "1"
-    for name in ("DOCKER_HOST", "COMPOSE_FILE", "COMPOSE_PROFILES", "COMPOSE_PROJECT_NAME"):
+    for name in ("COMPOSE_FILE", "COMPOSE_PROFILES", "COMPOSE_PROJECT_NAME"):
         env.pop(name, None)
     with exclusive("compose-up-e2e.lock"), docker_daemon(env, tmp):
         missing = [tag for tag in STANDINS if run(["docker", "image", "inspect", tag], env,

@@ -123,7 +123,8 @@ build_python() {
     # or reach its index: the wheels come from the host's own pip.
     mkdir -p "$workdir/python/wheels"
     "$PYTHON" -m pip wheel --quiet --disable-pip-version-check \
-        -r "$ROOT/requirements.txt" -w "$workdir/python/wheels"
+        -r "$ROOT/requirements.txt" -w "$workdir/python/wheels" 2>"$workdir/pip.log" \
+        || { tail -20 "$workdir/pip.log" >&2; exit 1; }
     docker_build "$tag" python "$hash"
 }
 

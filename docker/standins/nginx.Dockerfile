@@ -4,7 +4,7 @@
 ARG BASE
 FROM ${BASE}
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends nginx-light \
+    && apt-get install -y --no-install-recommends nginx-light=1.22.* \
     && rm -rf /var/lib/apt/lists/* /etc/nginx/sites-enabled/default \
     && ln -sf /dev/stdout /var/log/nginx/access.log \
     && ln -sf /dev/stderr /var/log/nginx/error.log

@@ -6,7 +6,7 @@ ARG BASE
 FROM ${BASE}
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        python3 python3-venv python3-pip python-is-python3 ca-certificates \
+        python3=3.11.* python3-venv=3.11.* python3-pip=23.0.* python-is-python3=3.11.* \
     && rm -rf /var/lib/apt/lists/*
 COPY wheels/ /wheels/
 ENV LANG=C.UTF-8 \
