@@ -3,13 +3,14 @@
 Where Docker can run (root, Debian's docker.io: .ci/run installs it), the
 module starts dockerd if none is running, builds the stand-in base images
 (docker/standins/build.sh: cached between runs), then `docker compose up -d
---wait` with every published port moved to an ephemeral port on 127.0.0.1
-(and db's published there too, for the contract suite's database checks).
-Then, for every service: healthy; for every published port (an app, or a
-proxy in front of one): the contract suite (tests/test_contract.py); the bench
-service's run and its JSON; `docker compose stop` under writes. At the end
-`docker compose down -v` and the removal of what the test built: no
-container, volume, network or app image is left, nor a daemon it started.
+--wait` with every published port moved to a free port of 127.0.0.1 (and
+db's published there too, for the contract suite's database checks). Then,
+for every service: running, healthy if it has a healthcheck; for every
+published port (an app, or a proxy in front of one): the contract suite
+(tests/test_contract.py); the bench service's run and its JSON; `docker
+compose stop` of each app under writes. At the end `docker compose down -v`
+and the removal of what the test built: no container, volume, network or app
+image is left, nor a daemon it started (nor that daemon's host networking).
 Elsewhere the module skips with its reason, or in CI (CI set) fails.
 """
 
@@ -80,7 +81,7 @@ def docker_daemon(env, log_dir):
         return
     if os.geteuid() != 0 or not shutil.which("dockerd"):
         unavailable("no Docker daemon running, and none can be started (needs root and dockerd)")
-    had_bridge = Path("/sys/class/net/docker0").exists()
+    host_network = HostNetwork()
     with open(log_dir / "dockerd.log", "w") as log:
         process = subprocess.Popen(["dockerd"], stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -93,9 +94,33 @@ def docker_daemon(env, log_dir):
     finally:
         process.terminate()
         process.wait(timeout=60)
-        # dockerd leaves its default bridge behind; remove it if it made it.
-        if not had_bridge:
+        host_network.restore()
+
+
+class HostNetwork:
+    """What dockerd changes on the host and leaves when it stops: its bridge,
+    its iptables chains and rules, the FORWARD policy (DROP) and IP forwarding.
+    Other tests here route through network namespaces: give it all back."""
+
+    FORWARDING = Path("/proc/sys/net/ipv4/ip_forward")
+
+    def __init__(self):
+        self.had_bridge = Path("/sys/class/net/docker0").exists()
+        self.forwarding = self.FORWARDING.read_text()
+        rules = subprocess.run(["iptables", "-S", "FORWARD"], capture_output=True, text=True)
+        self.policy = rules.stdout.split()[2] if rules.returncode == 0 else None
+
+    def restore(self):
+        if not self.had_bridge:
             subprocess.run(["ip", "link", "delete", "docker0"], capture_output=True)
+        self.FORWARDING.write_text(self.forwarding)
+        if self.policy is None:
+            return
+        saved = subprocess.run(["iptables-save"], capture_output=True, text=True, check=True)
+        kept = [line for line in saved.stdout.splitlines() if "DOCKER" not in line
+                and "docker0" not in line]
+        subprocess.run(["iptables-restore"], input="\n".join(kept) + "\n", text=True, check=True)
+        subprocess.run(["iptables", "-P", "FORWARD", self.policy], check=True)
 
 
 def compose_plugin(config_dir):
