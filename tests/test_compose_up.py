@@ -225,6 +225,22 @@ def images(env):
     return set(run(["docker", "image", "ls", "--all", "--quiet", "--no-trunc"], env).stdout.split())
 
 
+def build_standins(env):
+    """The real base images where a registry answers; stand-ins for the rest
+    (build.sh never replaces a real one)."""
+
+    def absent():
+        inspect = ["docker", "image", "inspect"]
+        return [tag for tag in STANDINS if run([*inspect, tag], env, check=False).returncode]
+
+    for tag in absent():
+        run(["docker", "pull", "--quiet", tag], env, timeout=300, check=False)
+    if os.geteuid() == 0 and shutil.which("debootstrap"):
+        run(["bash", str(BUILD_STANDINS)], env, timeout=900)
+    elif absent():
+        unavailable(f"no {', '.join(absent())}: no registry, no debootstrap (root) for stand-ins")
+
+
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
     if not shutil.which("docker"):
@@ -237,11 +253,7 @@ def stack(tmp_path_factory):
     for name in ("COMPOSE_FILE", "COMPOSE_PROFILES", "COMPOSE_PROJECT_NAME"):
         env.pop(name, None)
     with exclusive("compose-up-e2e.lock"), docker_daemon(env, tmp):
-        missing = [tag for tag in STANDINS if run(["docker", "image", "inspect", tag], env,
-                                                  check=False).returncode]
-        if missing and (os.geteuid() != 0 or not shutil.which("debootstrap")):
-            unavailable(f"no {', '.join(missing)} and no debootstrap (root) to build stand-ins")
-        run(["bash", str(BUILD_STANDINS)], env, timeout=900)
+        build_standins(env)
         before = images(env)
         stack = Stack(env, [ROOT / "compose.yaml"])
         loopback_override(stack.config(), tmp / "loopback.yaml")

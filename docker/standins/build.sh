@@ -10,7 +10,8 @@ usage() {
     cat <<USAGE
 Usage: docker/standins/build.sh [--force]
 
-Builds, unless an image of the same inputs is already tagged:
+Builds, unless an image of the same inputs is already tagged (a tag that is
+not a stand-in, the real image, is never replaced):
   $ROOTFS_TAG   debootstrap --variant=minbase $SUITE, from the
                                   Debian mirror of this machine's apt sources
   python:3.11-slim-bookworm       + Debian's python3, venv and pip; pip installs
@@ -98,11 +99,20 @@ build_rootfs() {
     rm -rf "$workdir/rootfs"
 }
 
-# needs_build TAG HASH: false when TAG was built from the same inputs.
+# needs_build TAG HASH: false when TAG was built from the same inputs, or is
+# not a stand-in at all (the real image, pulled: never replaced, even --force).
 needs_build() {
-    if [[ "$force" == 0 && "$(built_from "$1")" == "$2" ]]; then
-        log "$1: up to date"
-        return 1
+    local label
+    if docker image inspect "$1" >/dev/null 2>&1; then
+        label="$(built_from "$1")"
+        if [[ -z "$label" || "$label" == "<no value>" ]]; then
+            log "$1: the real image, kept"
+            return 1
+        fi
+        if [[ "$force" == 0 && "$label" == "$2" ]]; then
+            log "$1: up to date"
+            return 1
+        fi
     fi
 }
 
