@@ -132,7 +132,7 @@ def opened_database(options):
         say("no --database-url with --target: the nothing-lost check is skipped")
         yield Database()
         return
-    needed = targets.connections_needed(options) + SPARE_CONNECTIONS
+    needed = 0 if options.target else targets.connections_needed(options) + SPARE_CONNECTIONS
     with contextlib.ExitStack() as stack:
         try:
             url = options.database_url
@@ -149,7 +149,7 @@ def opened_database(options):
             raise BenchmarkError(f"database unusable: {str(error).strip()}") from None
         stack.callback(connection.close)
         settings = database.server_settings(connection)
-        if not options.target and int(settings["max_connections"]) < needed:
+        if int(settings["max_connections"]) < needed:
             raise BenchmarkError(
                 f"Postgres allows {settings['max_connections']} connections; this run needs "
                 f"{needed} (every app's workers x pool size, + spare). Raise max_connections "

@@ -13,6 +13,8 @@ from .errors import AppFailed
 from .processes import cpu_set, free_port, pinned, server_command
 from .servers import ENTRY, PRODUCTION, SERVERS
 
+EXTERNAL = "external"  # the deployment of a server started elsewhere (--target)
+
 
 @dataclass
 class Target:
@@ -81,7 +83,7 @@ def connections_needed(options):
 
 
 def new_target(app, deployment):
-    server = deployments.server_for(deployment, app)
+    server = None if deployment == EXTERNAL else deployments.server_for(deployment, app)
     record = {
         "app": app,
         "deployment": deployment,
@@ -100,7 +102,7 @@ def new_target(app, deployment):
 
 def external(options):
     """The server --target names, already running: nothing to start."""
-    target = new_target(options.apps[0], "external")
+    target = new_target(options.apps[0], EXTERNAL)
     target.url = options.target
     target.record.update(
         server_command=f"already running at {options.target}",

@@ -9,11 +9,13 @@ Tests that start a server are marked `slow` (by the fixtures they use, below):
 `./test.sh -m "not slow"` is the fast loop; CI runs everything.
 """
 
+import os
+
 import psycopg2
 import pytest
 
 from tests.helpers import serve
-from tools.serve import APPS, database
+from tools.serve import APPS, Server, database
 
 SERVER_FIXTURES = {"server", "servers", "app_server", "flask_process"}
 
@@ -41,9 +43,17 @@ def db(database_url):
     connection.close()
 
 
-@pytest.fixture(scope="session", params=APPS)
+# TEST_SERVERS="name=url ...": the `server` tests run against these, already
+# running, instead of starting each app (tests/test_compose_up.py: the stack).
+TEST_SERVERS = dict(item.split("=", 1) for item in os.environ.get("TEST_SERVERS", "").split())
+
+
+@pytest.fixture(scope="session", params=list(TEST_SERVERS) or APPS)
 def server(request, database_url, tmp_path_factory):
     """Each app under its production server, two worker processes."""
+    if request.param in TEST_SERVERS:
+        yield Server(request.param, TEST_SERVERS[request.param], log_path=None, process=None)
+        return
     yield from serve(request.param, database_url, tmp_path_factory.mktemp("logs"), web_workers=2)
 
 

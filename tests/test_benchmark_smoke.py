@@ -5,8 +5,9 @@ import subprocess
 
 import pytest
 
+from db import embedded
 from tools import ROOT
-from tools.serve import APPS
+from tools.serve import APPS, running
 
 ROUTES = {"film", "films", "review"}
 pytestmark = pytest.mark.slow  # runs ./benchmark.sh, which starts the app
@@ -55,3 +56,37 @@ def test_benchmark_measures_every_route_and_loses_nothing(app, database_url, tmp
         assert {p["route"] for p in results["pgbench"]} == ROUTES
     assert path.with_suffix(".md").read_text().startswith("# Benchmark")
     assert path.with_suffix(".png").stat().st_size > 10_000
+
+
+def test_benchmark_measures_a_server_already_running(database_url, tmp_path):
+    """--target: the server is not started here (compose's bench service)."""
+    port = embedded.free_port()
+    with running("quart", port, database_url, tmp_path / "quart.log", web_workers=1) as server:
+        completed = subprocess.run(
+            [
+                "./benchmark.sh",
+                "quart",
+                "--target",
+                server.url,
+                "--database-url",
+                database_url,
+                "--duration",
+                "1s",
+                "--warmup",
+                "0",
+                "--no-pgbench",
+                "--results",
+                str(tmp_path),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    [path] = tmp_path.glob("*.json")
+    results = json.loads(path.read_text())
+    [record] = results["apps"]
+    assert (record["deployment"], record["status"]) == ("external", "measured")
+    ledger = {m["route"]: m for m in results["measurements"]}["review"]["ledger"]
+    assert ledger["responses_2xx"] > 0 and 0 <= ledger["in_flight"] <= 20

@@ -1,10 +1,11 @@
 """compose.yaml and the Dockerfile, checked without a Docker engine.
 
 The compose file is valid (Docker Compose's own `config`) and the Dockerfile
-lints clean (hadolint): .ci/run installs both tools. Each app service's command
-runs here with its environment, from a copy of what the image holds, and
-answers on every route; db is initialised from the SQL the tests load; the
-worker settings are benchmark.sh's own.
+lints clean (hadolint): test.sh installs both (requirements-dev.txt). Each app
+service's command runs here with its environment, from a copy of what the
+image holds, and answers on every route; db is initialised from the SQL the
+tests load; the worker settings are benchmark.sh's own. test_compose_up.py
+runs the stack itself where Docker can run.
 """
 
 import json
@@ -33,10 +34,10 @@ SPARE_CONNECTIONS = 10  # the bench's own connection, psql, superuser reserve
 
 
 def tool(name):
-    """A CI tool from .venv or PATH; locally its absence skips, in CI it fails."""
+    """A test tool from .venv or PATH; its absence skips, or in CI fails."""
     path = shutil.which(name, path=f"{VENV / 'bin'}{os.pathsep}{os.environ['PATH']}")
     if path is None:
-        message = f"{name} is not installed: see .ci/run"
+        message = f"{name} is not installed: see requirements-dev.txt"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
@@ -86,9 +87,16 @@ def test_compose_file_is_valid():
     assert completed.returncode == 0, completed.stderr
 
 
-def test_dockerfile_lints_clean():
+STANDIN_DOCKERFILES = sorted(
+    path.relative_to(ROOT).as_posix() for path in ROOT.glob("docker/*/*.Dockerfile")
+)
+
+
+@pytest.mark.parametrize("dockerfile", ["Dockerfile", *STANDIN_DOCKERFILES])
+def test_dockerfile_lints_clean(dockerfile):
+    """The image's Dockerfile and the stand-ins' (docker/standins/)."""
     completed = subprocess.run(
-        [tool("hadolint"), "--no-color", "Dockerfile"], cwd=ROOT, capture_output=True, text=True
+        [tool("hadolint"), "--no-color", dockerfile], cwd=ROOT, capture_output=True, text=True
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
 

@@ -154,3 +154,9 @@ def test_proxy_both_measures_each_deployment_direct_and_behind_nginx():
     assert pairs == [("flask", "tuned"), ("flask", "tuned+nginx")]
     assert deployments.server_for("article+nginx", "flask") == "gunicorn-gevent"
     assert deployments.workers("tuned+nginx", "flask", cores=2) == 5
+
+
+def test_a_target_started_elsewhere_is_measured_as_it_is():
+    target = targets.external(options(target="http://quart:8000", apps=["quart"]))
+    assert (target.app, target.deployment, target.url) == ("quart", "external", "http://quart:8000")
+    assert target.record["server"] is None and target.measurable

@@ -1,0 +1,97 @@
+"""Latency at a fixed load (--rate): every app offered the same request rates
+by the open-loop generator (bench/openloop), measured in rotation as the
+closed-loop runs are. Requests leave on a schedule whether or not earlier ones
+have returned, so a stall shows in the tail; the POST runs keep the
+nothing-lost books.
+
+--rate auto offers fractions of the *slowest* app's closed-loop peak on each
+route (per deployment), so that the apps are compared at equal offered load.
+"""
+
+from . import database, openloop
+from .targets import rotation
+
+
+def rates_for(options, measurements, deployment, route):
+    """The rates offered on route in deployment: --rate's, or auto's."""
+    if options.rates != "auto":
+        return options.rates
+    peaks = [
+        m["summary"]["requests_per_s"]
+        for m in measurements
+        if (m["deployment"], m["route"], m["connections"])
+        == (deployment, route.key, options.connections[0])
+    ]
+    return openloop.auto_rates(peaks)
+
+
+def measure_once(target, route, rate, db, options, log):
+    """One open-loop run after its warm-up; its report, with the books of a POST."""
+
+    def command(seconds):
+        return openloop.command(
+            target.url.rstrip("/") + route.path,
+            rate,
+            max(options.connections),
+            seconds,
+            route.method,
+            route.body.decode() if route.body else None,
+            options.timeout,
+            options.pin and options.pin["load"],
+        )
+
+    if options.warmup:
+        openloop.run(command(options.warmup), log)
+    if route.body:
+        db.settle_and_reset()
+    args = command(options.duration)
+    result = openloop.run(args, log)
+    result["command"] = " ".join(args)
+    if route.body and db.connection is not None:
+        rows = database.settled_review_count(db.connection)
+        # A request that timed out or broke after it was sent may have been written.
+        unanswered = result["errors"]["timeout"] + result["errors"]["socket"]
+        result["ledger"] = database.check_nothing_lost(result["ok"], rows, unanswered).as_dict()
+    db.reset_reviews()
+    return result
+
+
+def measure_in_rotation(measured, measurements, db, options, routes, progress, log):
+    """[{app, deployment, route, rate, report}], every app at every rate."""
+    rows, turn = [], 0
+    for route in routes:
+        offered = {
+            target.deployment: rates_for(options, measurements, target.deployment, route)
+            for target in measured
+        }
+        for index in range(max(len(rates) for rates in offered.values())):
+            for target in rotation(measured, turn):
+                rates = offered[target.deployment]
+                if not target.measurable or index >= len(rates):
+                    continue
+                rate = rates[index]
+                progress.step("rate", f"{target.label} {route.label} at {rate:g} req/s")
+                try:
+                    result = measure_once(target, route, rate, db, options, log)
+                except (openloop.OpenLoopError, database.LostWrites) as error:
+                    print(f"  {target.label} FAILED: {error}", flush=True)
+                    target.fail(f"{type(error).__name__}: {error}")
+                    continue
+                latency = result["latency_ms"] or {}
+                print(
+                    f"    achieved {result['achieved_rate']:,.0f} req/s, "
+                    f"{result['success_rate']:.1%} 2xx, p99 {latency.get('p99', 0):,.1f} ms",
+                    flush=True,
+                )
+                rows.append(
+                    {
+                        "app": target.app,
+                        "deployment": target.deployment,
+                        "route": route.key,
+                        "rate": rate,
+                        "report": result,
+                    }
+                )
+            turn += 1
+    kept = {(t.app, t.deployment) for t in measured if t.measurable}
+    return [row for row in rows if (row["app"], row["deployment"]) in kept]
