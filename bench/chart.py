@@ -90,3 +90,73 @@ def draw(results, path):
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     return path
+
+
+def spectrum_axes(axes, rows, color):
+    """HdrHistogram's percentile plot: latency against 1/(1-p), log-log."""
+    for row in rows:
+        points = [(p, ms) for p, ms in row["report"]["spectrum"] if p < 100]
+        if points:
+            x = [1 / (1 - p / 100) for p, _ in points]
+            axes.plot(x, [ms for _, ms in points], label=row["app"], color=color[row["app"]])
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    ticks = [(1 / (1 - p / 100), label) for p, label in SPECTRUM_TICKS]
+    axes.set_xticks([x for x, _ in ticks], [label for _, label in ticks], fontsize=7)
+    axes.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    axes.set_xlabel("percentile", fontsize=8)
+    axes.set_ylabel("ms from the due time (log scale)")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=8)
+
+
+def over_time_axes(axes, rows, color):
+    """p99 of each second of the schedule: jitter and stalls."""
+    for row in rows:
+        series = [r for r in row["report"]["per_second"] if r["p99_ms"] is not None]
+        axes.plot(
+            [r["second"] for r in series],
+            [r["p99_ms"] for r in series],
+            marker=".",
+            label=row["app"],
+            color=color[row["app"]],
+        )
+    axes.set_yscale("log")
+    axes.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    axes.set_xlabel("second of the run", fontsize=8)
+    axes.set_ylabel("p99 ms (log scale)")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=8)
+
+
+SPECTRUM_TICKS = [(50, "50%"), (90, "90%"), (99, "99%"), (99.9, "99.9%"), (99.99, "99.99%")]
+
+
+def draw_latency(results, path):
+    """The open-loop runs (--rate) as a PNG at path: per deployment and route,
+    at the highest rate offered, the percentile spectrum and p99 over time."""
+    fixed = results.get("openloop") or []
+    keys = list(dict.fromkeys((row["deployment"], row["route"]) for row in fixed))
+    if not keys:
+        return None
+    color = colors(results)
+    figure = Figure(figsize=(13, 4 * len(keys)))
+    grid = figure.subplots(len(keys), 2, squeeze=False)
+    for (deployment, route), (left, right) in zip(keys, grid, strict=True):
+        rows = [r for r in fixed if (r["deployment"], r["route"]) == (deployment, route)]
+        top = max(r["rate"] for r in rows)
+        rows = [r for r in rows if r["rate"] == top]
+        title = f"{deployment}: {ROUTES[route].label} at {top:,g} req/s"
+        spectrum_axes(left, rows, color)
+        left.set_title(f"{title}, latency by percentile", fontsize=9)
+        over_time_axes(right, rows, color)
+        right.set_title(f"{title}, p99 per second", fontsize=9)
+    environment = results["environment"]
+    figure.suptitle(
+        f"{results['command']}  |  {environment['cpu_count']} x {environment['cpu_model']}"
+        f"  |  {environment['date']}  |  commit {(environment['git_commit'] or '?')[:10]}",
+        fontsize=9,
+    )
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    return path

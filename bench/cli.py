@@ -22,6 +22,8 @@ examples:
   ./benchmark.sh all --deployment both       every app, article's and tuned deployments
   ./benchmark.sh flask quart -c 20,64,256    a concurrency sweep
   ./benchmark.sh flask falcon --server all   every WSGI server with both WSGI apps
+  ./benchmark.sh all --rate auto             latency at the same fixed loads for every app
+  ./benchmark.sh flask sanic --rate 500,1000 open-loop runs at these requests/s
   ./benchmark.sh all --duration 5m           the article's run length
   ./benchmark.sh quart --target http://quart:8000 --database-url postgresql://...
                                              measure a server that is already running
@@ -64,6 +66,19 @@ def choice_list(choices, all_word=None):
         return names
 
     return parse
+
+
+def rate_list(text):
+    """--rate: 'auto', or a comma list of positive request rates per second."""
+    if text.strip() == "auto":
+        return "auto"
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not auto or a list of rates: {text!r}") from None
+    if not values or min(values) <= 0:
+        raise argparse.ArgumentTypeError(f"rates must be positive: {text!r}")
+    return values
 
 
 def pin_spec(text):
@@ -130,6 +145,14 @@ def parser():
         type=choice_list(["article", "tuned"], "both"),
         default=["tuned"],
         help="article, tuned or both (default tuned; see bench/deployments.py)",
+    )
+    p.add_argument(
+        "--rate",
+        type=rate_list,
+        metavar="R[,R...]|auto",
+        help="open loop: offer each app these requests/s (bench/openloop: latency from "
+        "each request's due time); auto: 25/50/75/90%% of the slowest app's wrk peak on "
+        "each route, measured first",
     )
     p.add_argument(
         "--server",
@@ -213,7 +236,8 @@ def main(argv=None):
         unknown = [app for app in apps if app not in APPS]
         if unknown:
             sys.exit(f"unknown app {', '.join(unknown)}; choose from {', '.join(APPS)} or all")
-    if not shutil.which("wrk"):
+    needs_wrk = not args.rate or args.rate == "auto"
+    if needs_wrk and not shutil.which("wrk"):
         sys.exit(
             "wrk is not installed: apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"
         )
@@ -243,6 +267,7 @@ def main(argv=None):
         results_dir=args.results,
         command=shown_command(argv),
         proxy="off" if args.target else args.proxy,
+        rates=args.rate,
     )
     if not args.target and not targets.pairs(options):
         sys.exit("none of these apps runs under the servers named (WSGI or ASGI: see --help)")

@@ -251,6 +251,7 @@ def markdown(results):
             lines.append(f"**{app['app']} ({app['deployment']}) not measured:** {app['reason']}")
             lines.append("")
     lines += proxy_cost_table(results)
+    lines += fixed_rate_tables(results)
     matrix = matrix_tables(results)
     if matrix:
         lines += ["## The server matrix", "", *matrix]
@@ -312,3 +313,55 @@ def sections(results):
         apps.sort(key=lambda app: app != base)  # the baseline first
         pgbench = [p for p in results["pgbench"] if p["connections"] == connections]
         yield deployment, connections, measurements, pgbench, apps
+
+
+def fixed_rate_tables(results):
+    """Latency at a fixed load: per deployment and route, every app at every rate."""
+    rows_in = results.get("openloop") or []
+    lines = []
+    for deployment in dict.fromkeys(row["deployment"] for row in rows_in):
+        lines += [f"## Latency at a fixed load, {deployment} deployment", ""]
+        generator = results.get("generator") or {}
+        lines += [
+            f"Open loop ({generator.get('version', 'bench.openloop')}): requests leave on a "
+            "schedule, latency from each one's due time; success = 2xx / sent.",
+            "",
+        ]
+        header = [
+            "route",
+            "offered req/s",
+            "app",
+            "achieved",
+            "success",
+            "mean",
+            "p50",
+            "p90",
+            "p95",
+            "p99",
+            "p99.9",
+            "max",
+            "rows added / 2xx",
+        ]
+        table_rows = []
+        for row in rows_in:
+            if row["deployment"] != deployment:
+                continue
+            report = row["report"]
+            latency = report["latency_ms"] or {}
+            ledger = report.get("ledger")
+            table_rows.append(
+                [
+                    ROUTES[row["route"]].label,
+                    f"{row['rate']:,g}",
+                    row["app"],
+                    f"{report['achieved_rate']:,.0f}",
+                    f"{report['success_rate']:.1%}",
+                    *[
+                        number(latency.get(key), "{:,.1f}")
+                        for key in ("mean", "p50", "p90", "p95", "p99", "p99.9", "max")
+                    ],
+                    f"{ledger['rows_added']} / {ledger['responses_2xx']}" if ledger else "-",
+                ]
+            )
+        lines += [table(header, table_rows), ""]
+    return lines

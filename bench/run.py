@@ -16,10 +16,11 @@ import psycopg2
 from tools import ROOT
 from tools.serve import database as sample_database
 
-from . import chart, database, environment, pgbench, report, targets, wrk
+from . import chart, database, environment, fixed_rate, openloop, pgbench, report, targets, wrk
 from .errors import BenchmarkError
 from .processes import pinned_database
 from .routes import ROUTES
+from .targets import rotation
 
 EMBEDDED_DATABASE = "benchmark"  # its own database: the benchmark empties review
 SPARE_CONNECTIONS = 10  # for the benchmark's own connection, psql, a curious human
@@ -49,6 +50,7 @@ class Options:
     results_dir: str
     command: str
     proxy: str = "off"  # off, on (nginx in front of every app) or both
+    rates: object = None  # --rate: None (closed loop only), "auto", or a list of req/s
 
 
 def say(message):
@@ -97,11 +99,22 @@ def plan(options):
     ceiling = 0
     if options.pgbench and (options.database_url or not options.target):
         ceiling = len(options.connections) * len(options.routes)
+    per_run = options.duration + options.warmup + RUN_OVERHEAD_SECONDS
+    rates = 0
+    if options.rates:
+        count = len(openloop.AUTO_FRACTIONS) if options.rates == "auto" else len(options.rates)
+        rates = apps * len(options.routes) * count
     return {
         "ceiling": (ceiling, options.duration),
         "start": (0 if options.target else apps, STARTUP_SECONDS),
-        "run": (runs, options.duration + options.warmup + RUN_OVERHEAD_SECONDS),
+        "run": (0 if closed_loop_skipped(options) else runs, per_run),
+        "rate": (rates, per_run),
     }
+
+
+def closed_loop_skipped(options):
+    """--rate with rates given measures at those rates only; auto needs the peaks."""
+    return bool(options.rates) and options.rates != "auto"
 
 
 @dataclass
@@ -195,13 +208,6 @@ def start_targets(stack, options, db, progress, log_dir, stamp):
     return started
 
 
-def rotation(items, turn):
-    """items in this turn's order: each takes every place in len(items) turns,
-    so that a drift of the shared machine hits every app alike."""
-    shift = turn % len(items) if items else 0
-    return items[shift:] + items[:shift]
-
-
 def measure_once(target, route, connections, db, options, log):
     """One wrk run after its warm-up; its report, with the books of a POST."""
 
@@ -286,7 +292,7 @@ def measurements(measured, runs, options, routes):
     return rows
 
 
-def results(options, db, ceiling, started, measured_rows):
+def results(options, db, ceiling, started, measured_rows, fixed=()):
     return {
         "schema": 1,
         "command": options.command,
@@ -307,17 +313,29 @@ def results(options, db, ceiling, started, measured_rows):
         "pgbench": ceiling,
         "apps": [target.record for target in started],
         "measurements": measured_rows,
+        "openloop": list(fixed),
+        "generator": {
+            "name": openloop.NAME,
+            "version": openloop.version(),
+            "rates": options.rates,
+            "connections": max(options.connections),
+        }
+        if options.rates
+        else None,
     }
 
 
 def save(saved, base):
     """JSON, Markdown and PNG beside each other; the Markdown printed too."""
-    paths = [base.with_suffix(".json"), base.with_suffix(".md"), base.with_suffix(".png")]
+    paths = [base.with_suffix(".json"), base.with_suffix(".md")]
     paths[0].write_text(json.dumps(saved, indent=2) + "\n")
     text = report.markdown(saved)
     paths[1].write_text(text)
-    if not chart.draw(saved, paths[2]):
-        paths.pop()  # nothing measured, nothing to draw
+    charts = [(chart.draw, ".png"), (chart.draw_latency, "-latency.png")]
+    for draw, suffix in charts:
+        path = base.parent / (base.name + suffix)
+        if draw(saved, path):  # nothing measured, nothing drawn
+            paths.append(path)
     say("\n" + text)
     for path in paths:
         say(f"saved {os.path.relpath(path)}")
@@ -341,10 +359,16 @@ def run(options):
             ceiling = measure_ceiling(db, options, routes, progress, log)
         started = start_targets(stack, options, db, progress, results_dir, stamp)
         measured = targets.verified(started, routes, db.connection, db.reset_reviews)
-        runs = measure_in_rotation(measured, db, options, routes, progress, log)
-        saved = results(
-            options, db, ceiling, started, measurements(measured, runs, options, routes)
-        )
+        runs = {}
+        if not closed_loop_skipped(options):
+            runs = measure_in_rotation(measured, db, options, routes, progress, log)
+        peaks = measurements(measured, runs, options, routes)
+        fixed = []
+        if options.rates:
+            fixed = fixed_rate.measure_in_rotation(
+                measured, peaks, db, options, routes, progress, log
+            )
+        saved = results(options, db, ceiling, started, peaks, fixed)
     save(saved, results_dir / f"{stamp}-{'-'.join(options.apps)}")
     failed = [target.record for target in started if target.record["status"] != "measured"]
     if failed:

@@ -48,11 +48,11 @@ def test_the_post_script_sends_the_body_verification_sends():
 
 def test_the_rotation_puts_every_app_in_every_place():
     apps = ["flask", "quart", "sanic", "falcon"]
-    orders = [run.rotation(apps, turn) for turn in range(len(apps))]
+    orders = [targets.rotation(apps, turn) for turn in range(len(apps))]
     assert all(sorted(order) == sorted(apps) for order in orders)
     for place in range(len(apps)):
         assert sorted(order[place] for order in orders) == sorted(apps)
-    assert run.rotation([], 3) == []
+    assert targets.rotation([], 3) == []
 
 
 def test_the_time_left_is_what_each_kind_of_step_really_took(monkeypatch):
@@ -97,7 +97,11 @@ def test_the_plan_counts_every_run_start_and_ceiling():
         "ceiling": (3, 8),
         "start": (4, run.STARTUP_SECONDS),
         "run": (2 * 2 * 3 * 5, 8 + 2 + run.RUN_OVERHEAD_SECONDS),  # apps x deployments x ...
+        "rate": (0, 8 + 2 + run.RUN_OVERHEAD_SECONDS),
     }
+    with_rates = run.plan(options(rates=[100, 200]))
+    assert with_rates["run"][0] == 0 and with_rates["rate"][0] == 2 * 2 * 3 * 2
+    assert run.plan(options(rates="auto"))["rate"][0] == 2 * 2 * 3 * 4
     assert run.plan(options(target="http://127.0.0.1:8000"))["start"][0] == 0
 
 
@@ -160,3 +164,21 @@ def test_a_target_started_elsewhere_is_measured_as_it_is():
     target = targets.external(options(target="http://quart:8000", apps=["quart"]))
     assert (target.app, target.deployment, target.url) == ("quart", "external", "http://quart:8000")
     assert target.record["server"] is None and target.measurable
+
+
+def test_rate_auto_offers_every_app_fractions_of_the_slowest_peak():
+    from bench import fixed_rate
+
+    peaks = [
+        {
+            "deployment": "tuned",
+            "route": "film",
+            "connections": 20,
+            "summary": {"requests_per_s": r},
+        }
+        for r in (3000, 1000, 2000)
+    ]
+    auto = fixed_rate.rates_for(options(rates="auto"), peaks, "tuned", ROUTES["film"])
+    assert auto == [250, 500, 750, 900]
+    given = fixed_rate.rates_for(options(rates=[10.0, 20.0]), peaks, "tuned", ROUTES["film"])
+    assert given == [10.0, 20.0]
