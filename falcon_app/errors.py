@@ -17,13 +17,18 @@ from common.contract import (
 
 MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 408: REQUEST_TIMEOUT, 413: BODY_TOO_LARGE}
 
+# No free connection in time (TimeoutError), or what psycopg2 calls
+# OperationalError: a refused, lost or timed-out connection, a server shutting
+# down, a statement cancelled by statement_timeout (QueryCanceledError). A write
+# that failed so was not committed: the PoolWrapper rolls it back.
+UNAVAILABLE = (TimeoutError, psycopg2.OperationalError)
+
 
 def init_app(app):
     app.add_middleware(ContractChecks())
     app.add_error_handler(ContractError, contract_error)
     app.set_error_serializer(http_error)
-    app.add_error_handler(TimeoutError, database_unavailable)
-    app.add_error_handler(psycopg2.OperationalError, database_unavailable)
+    app.add_error_handler(UNAVAILABLE, database_unavailable)
     app.add_error_handler((ParseException, NoMoreData), malformed_request)
 
 

@@ -18,13 +18,19 @@ from common.contract import (
 
 MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 408: REQUEST_TIMEOUT, 413: BODY_TOO_LARGE}
 
+# No free connection in time (TimeoutError), or what psycopg2 calls
+# OperationalError: a refused, lost or timed-out connection, a server shutting
+# down, a statement cancelled by statement_timeout (QueryCanceledError). A write
+# that failed so was not committed: the PoolWrapper rolls it back.
+UNAVAILABLE = (TimeoutError, psycopg2.OperationalError)
+
 
 def init_app(app):
     app.before_request(refuse_before_routing)
     app.register_error_handler(ContractError, contract_error)
     app.register_error_handler(HTTPException, http_error)
-    app.register_error_handler(TimeoutError, database_unavailable)
-    app.register_error_handler(psycopg2.OperationalError, database_unavailable)
+    for exception in UNAVAILABLE:
+        app.register_error_handler(exception, database_unavailable)
     app.register_error_handler(ParseException, malformed_request)
     app.register_error_handler(NoMoreData, malformed_request)
 
