@@ -21,6 +21,7 @@ ThreadedConnectionPool this pool
 
 import math
 import select
+import sys
 import threading
 import time
 from collections import deque
@@ -49,9 +50,13 @@ class PoolWrapper:
             }
             # psycopg2 has one wait callback per process, and each app process
             # one pool. With it psycopg2 waits for the socket here, not in libpq.
-            psycopg2.extensions.set_wait_callback(
-                partial(_wait_bounded, timeout=database_timeout + CLIENT_MARGIN)
-            )
+            # One installed before (psycogreen's, under gevent) is the deployer's
+            # choice, and stays.
+            current = psycopg2.extensions.get_wait_callback()
+            if current is None or getattr(current, "func", None) is _wait_bounded:
+                psycopg2.extensions.set_wait_callback(
+                    partial(_wait_bounded, timeout=database_timeout + CLIENT_MARGIN)
+                )
         self._min_size = min_size
         self._max_size = max_size
         self._timeout = timeout
@@ -159,8 +164,18 @@ def _wait_bounded(connection, timeout):
         reading = state == psycopg2.extensions.POLL_READ
         sockets = ([connection], []) if reading else ([], [connection])
         left = deadline - time.monotonic()
-        if left <= 0 or not any(select.select(*sockets, [], left)[:2]):
+        if left <= 0 or not any(os_select()(*sockets, [], left)[:2]):
             raise psycopg2.OperationalError(f"the database did not answer within {timeout}s")
+
+
+def os_select():
+    """The operating system's select(), also where gevent has patched the module:
+    psycopg2 blocks its process while it waits, with this pool as without it
+    (under gevent, psycogreen's wait callback is what makes it cooperative)."""
+    monkey = sys.modules.get("gevent.monkey")
+    if monkey is not None and monkey.is_module_patched("select"):
+        return monkey.get_original("select", "select")
+    return select.select
 
 
 def _closed_by_server(connection):

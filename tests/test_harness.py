@@ -2,6 +2,7 @@
 objects, the rotation, the time estimate, the ratio spread. No database."""
 
 import importlib
+import json
 import re
 
 import pytest
@@ -182,3 +183,30 @@ def test_rate_auto_offers_every_app_fractions_of_the_slowest_peak():
     assert auto == [250, 500, 750, 900]
     given = fixed_rate.rates_for(options(rates=[10.0, 20.0]), peaks, "tuned", ROUTES["film"])
     assert given == [10.0, 20.0]
+
+
+def saved(rates):
+    """A results file's measurements, {app: req/s} on the film route."""
+    return {
+        "measurements": [
+            {
+                "app": app,
+                "deployment": "tuned",
+                "connections": 20,
+                "route": "film",
+                "summary": {"requests_per_s": rate},
+            }
+            for app, rate in rates.items()
+        ]
+    }
+
+
+def test_two_runs_compared_ratio_by_ratio(tmp_path):
+    from bench import compare
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps(saved({"flask": 100, "quart": 200})))
+    second.write_text(json.dumps(saved({"flask": 100, "quart": 240})))
+    text, worst = compare.compare([first, second])
+    assert "| tuned | 20 | GET /films/995/ | quart | 2.00x | 2.40x | ±9% |" in text
+    assert worst == pytest.approx(0.4 / 4.4)

@@ -3,11 +3,11 @@
 flask_app under gunicorn with one worker process, per server of
 bench/servers.py: the review table is locked, a POST /reviews/ waits on the
 lock (until DATABASE_TIMEOUT: 503), and meanwhile a GET /films/995/ is timed.
-Under a sync worker the GET waits for the POST. Under gevent it waits only if
-psycopg2 blocks the process: it does not when a wait callback that gevent can
-switch in is installed (psycogreen's, or the PoolWrapper's since DATABASE_TIMEOUT,
-which waits in select.select, and gevent patches select). Measured, every
-server and the database stopped at the end:
+Under a sync worker the GET waits for the POST. Under gevent it waits too if
+psycopg2 blocks the process, as it does with the PoolWrapper's wait callback
+(which waits in the operating system's select, not gevent's); it does not with
+psycogreen's, which gevent can switch in. Measured, every server and the
+database stopped at the end:
 
     .venv/bin/python -m docs.examples.gevent_wait > docs/results/2026-11-23-gevent-wait.json
 """
