@@ -92,18 +92,27 @@ def draw(results, path):
     return path
 
 
+def log_ms(axes):
+    """A log y axis labelled in plain milliseconds."""
+    axes.set_yscale("log")
+    axes.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    axes.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
+    axes.tick_params(axis="y", which="minor", labelsize=7)
+
+
 def spectrum_axes(axes, rows, color):
     """HdrHistogram's percentile plot: latency against 1/(1-p), log-log."""
     for row in rows:
-        points = [(p, ms) for p, ms in row["report"]["spectrum"] if p < 100]
+        # From the median up: the tail is the question, and the lowest values
+        # sit at the histogram's resolution.
+        points = [(p, ms) for p, ms in row["report"]["spectrum"] if 50 <= p < 100]
         if points:
             x = [1 / (1 - p / 100) for p, _ in points]
             axes.plot(x, [ms for _, ms in points], label=row["app"], color=color[row["app"]])
     axes.set_xscale("log")
-    axes.set_yscale("log")
+    log_ms(axes)
     ticks = [(1 / (1 - p / 100), label) for p, label in SPECTRUM_TICKS]
     axes.set_xticks([x for x, _ in ticks], [label for _, label in ticks], fontsize=7)
-    axes.yaxis.set_major_formatter(FormatStrFormatter("%g"))
     axes.set_xlabel("percentile", fontsize=8)
     axes.set_ylabel("ms from the due time (log scale)")
     axes.grid(True, which="both", alpha=0.3)
@@ -121,8 +130,7 @@ def over_time_axes(axes, rows, color):
             label=row["app"],
             color=color[row["app"]],
         )
-    axes.set_yscale("log")
-    axes.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    log_ms(axes)
     axes.set_xlabel("second of the run", fontsize=8)
     axes.set_ylabel("p99 ms (log scale)")
     axes.grid(True, which="both", alpha=0.3)

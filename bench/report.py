@@ -342,10 +342,13 @@ def fixed_rate_tables(results):
             "max",
             "rows added / 2xx",
         ]
+        order = {app["app"]: index for index, app in enumerate(results["apps"])}
+        rows_in_order = sorted(
+            (row for row in rows_in if row["deployment"] == deployment),
+            key=lambda row: (list(ROUTES).index(row["route"]), row["rate"], order[row["app"]]),
+        )
         table_rows = []
-        for row in rows_in:
-            if row["deployment"] != deployment:
-                continue
+        for row in rows_in_order:
             report = row["report"]
             latency = report["latency_ms"] or {}
             ledger = report.get("ledger")

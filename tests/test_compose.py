@@ -23,9 +23,9 @@ from bench import deployments
 from db import embedded
 from db.load import SQL_FILES
 from tests.helpers import query
+from tools import ROOT
 from tools.serve import APPS, stop, wait_healthy
 
-ROOT = Path(__file__).resolve().parent.parent
 VENV = Path(sys.prefix)
 INIT_DIR = "/docker-entrypoint-initdb.d"
 NOT_APPS = {"db", "bench", "proxy"}

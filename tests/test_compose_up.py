@@ -33,11 +33,12 @@ import requests
 
 from db.embedded import free_port
 from tests.helpers import query
+from tools import ROOT
 from tools.serve import APPS
 
 pytestmark = pytest.mark.slow  # the whole stack in Docker
 
-ROOT = Path(__file__).resolve().parent.parent
+
 VENV_BIN = Path(sys.prefix) / "bin"
 BUILD_STANDINS = ROOT / "docker" / "standins" / "build.sh"
 STANDINS = ["python:3.11-slim-bookworm", "postgres:18.6", "nginx:1.22"]

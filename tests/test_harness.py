@@ -95,13 +95,15 @@ def options(**changes):
 
 def test_the_plan_counts_every_run_start_and_ceiling():
     assert run.plan(options()) == {
+        "primer": (1, 4 * 3 * 2),  # every app on every route, a warm-up's length, once
         "ceiling": (3, 8),
         "start": (4, run.STARTUP_SECONDS),
         "run": (2 * 2 * 3 * 5, 8 + 2 + run.RUN_OVERHEAD_SECONDS),  # apps x deployments x ...
         "rate": (0, 8 + 2 + run.RUN_OVERHEAD_SECONDS),
     }
     with_rates = run.plan(options(rates=[100, 200]))
-    assert with_rates["run"][0] == 0 and with_rates["rate"][0] == 2 * 2 * 3 * 2
+    assert with_rates["run"][0] == with_rates["primer"][0] == 0
+    assert with_rates["rate"][0] == 2 * 2 * 3 * 2
     assert run.plan(options(rates="auto"))["rate"][0] == 2 * 2 * 3 * 4
     assert run.plan(options(target="http://127.0.0.1:8000"))["start"][0] == 0
 

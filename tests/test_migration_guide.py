@@ -11,11 +11,11 @@ Its conventions, checked here (fast: no server, no database):
 """
 
 import re
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tools import ROOT
+
 GUIDE = ROOT / "docs" / "migration.md"
 
 FENCE = re.compile(r"^`([^`]+)`:\n```[a-z]*\n(.*?)^```$", re.MULTILINE | re.DOTALL)
