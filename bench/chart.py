@@ -165,6 +165,6 @@ def draw_latency(results, path):
         f"  |  {environment['date']}  |  commit {(environment['git_commit'] or '?')[:10]}",
         fontsize=9,
     )
-    figure.tight_layout()
+    figure.tight_layout(rect=(0, 0, 1, 1 - 0.3 / len(keys) / 4))  # room for the title
     figure.savefig(path, dpi=110)
     return path

@@ -294,7 +294,9 @@ def measurements(measured, runs, options, routes):
             continue
         for connections in options.connections:
             for route in routes:
-                reports = runs[(target.label, route.key, connections)]
+                reports = runs.get((target.label, route.key, connections))
+                if not reports:
+                    continue  # not measured closed-loop (--rate with rates given)
                 ledgers = [r["ledger"] for r in reports if "ledger" in r]
                 ledger = None
                 if ledgers:

@@ -90,3 +90,45 @@ def test_benchmark_measures_a_server_already_running(database_url, tmp_path):
     assert (record["deployment"], record["status"]) == ("external", "measured")
     ledger = {m["route"]: m for m in results["measurements"]}["review"]["ledger"]
     assert ledger["responses_2xx"] > 0 and 0 <= ledger["in_flight"] <= 20
+
+
+def test_rate_runs_open_loop_at_the_rates_given_and_loses_nothing(database_url, tmp_path):
+    completed = subprocess.run(
+        [
+            "./benchmark.sh",
+            "sanic",
+            "--rate",
+            "50,100",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0",
+            "--routes",
+            "film,review",
+            "--workers",
+            "1",
+            "--no-pgbench",
+            "--database-url",
+            database_url,
+            "--results",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    [path] = tmp_path.glob("*.json")
+    results = json.loads(path.read_text())
+    assert results["measurements"] == []  # rates given: no closed-loop peak needed
+    rows = {(row["route"], row["rate"]): row["report"] for row in results["openloop"]}
+    assert set(rows) == {("film", 50), ("film", 100), ("review", 50), ("review", 100)}
+    for report in rows.values():
+        assert report["sent"] > 0 and report["success_rate"] == 1.0, report["errors"]
+    for rate in (50, 100):
+        ledger = rows[("review", rate)]["ledger"]
+        assert ledger["rows_added"] == ledger["responses_2xx"] == rows[("review", rate)]["ok"]
+    assert results["generator"]["name"] == "bench.openloop"
+    assert "Latency at a fixed load" in path.with_suffix(".md").read_text()
+    assert (tmp_path / (path.stem + "-latency.png")).stat().st_size > 10_000
