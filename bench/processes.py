@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import subprocess
 from pathlib import Path
 
 from db import embedded
@@ -97,3 +98,12 @@ def server_command(pid):
     parts = [part.decode(errors="replace") for part in raw.split(b"\0") if part]
     # Relative to the project, as a reader would type it.
     return " ".join(part.removeprefix(f"{ROOT}{os.sep}") for part in parts)
+
+
+def run_logged(args, log=None):
+    """Run a load generator from the project folder; its CompletedProcess, its
+    command line and output written to log (the run's log file)."""
+    completed = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+    if log is not None:
+        log.write(f"$ {' '.join(args)}\n{completed.stdout}{completed.stderr}\n")
+    return completed

@@ -4,10 +4,8 @@ import json
 import statistics
 import subprocess
 
-from tools import ROOT
-
 from .errors import BenchmarkError
-from .processes import taskset
+from .processes import run_logged, taskset
 
 LUA = "lua"  # relative to ROOT, where wrk runs: the command reads as a person types it
 MARKER = "BENCH_JSON "
@@ -34,9 +32,7 @@ def command(url, route, connections, threads, duration, timeout, pin=None):
 
 def run(args, log=None):
     """Run wrk; its report as parse_report() returns it. Raises WrkError."""
-    completed = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
-    if log is not None:
-        log.write(f"$ {' '.join(args)}\n{completed.stdout}{completed.stderr}\n")
+    completed = run_logged(args, log)
     if completed.returncode != 0:
         raise WrkError(f"wrk exited with {completed.returncode}: {completed.stderr.strip()}")
     return parse_report(completed.stdout)

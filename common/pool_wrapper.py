@@ -55,7 +55,9 @@ class PoolWrapper:
             current = psycopg2.extensions.get_wait_callback()
             if current is None or getattr(current, "func", None) is _wait_bounded:
                 psycopg2.extensions.set_wait_callback(
-                    partial(_wait_bounded, timeout=database_timeout + CLIENT_MARGIN)
+                    partial(
+                        _wait_bounded, timeout=database_timeout + CLIENT_MARGIN, select=os_select()
+                    )
                 )
         self._min_size = min_size
         self._max_size = max_size
@@ -149,7 +151,7 @@ class PoolWrapper:
         self._release(connection)
 
 
-def _wait_bounded(connection, timeout):
+def _wait_bounded(connection, timeout, select=select.select):
     """psycopg2's wait callback (psycopg2.extras.wait_select) with a deadline.
 
     Raises OperationalError after `timeout` seconds of a query or connect; then
@@ -164,7 +166,7 @@ def _wait_bounded(connection, timeout):
         reading = state == psycopg2.extensions.POLL_READ
         sockets = ([connection], []) if reading else ([], [connection])
         left = deadline - time.monotonic()
-        if left <= 0 or not any(os_select()(*sockets, [], left)[:2]):
+        if left <= 0 or not any(select(*sockets, [], left)[:2]):
             raise psycopg2.OperationalError(f"the database did not answer within {timeout}s")
 
 

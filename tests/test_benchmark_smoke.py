@@ -13,34 +13,37 @@ ROUTES = {"film", "films", "review"}
 pytestmark = pytest.mark.slow  # runs ./benchmark.sh, which starts the app
 
 
-@pytest.mark.parametrize("app", APPS)
-def test_benchmark_measures_every_route_and_loses_nothing(app, database_url, tmp_path):
-    # The ceiling once is enough to know pgbench runs end to end.
-    ceiling = [] if app == APPS[0] else ["--no-pgbench"]
+def benchmark(results_dir, *args):
+    """./benchmark.sh args, saving into results_dir; the results JSON it saved."""
     completed = subprocess.run(
-        [
-            "./benchmark.sh",
-            app,
-            "--duration",
-            "2s",
-            "--warmup",
-            "1s",
-            "--workers",
-            "2",
-            "--database-url",
-            database_url,
-            "--results",
-            str(tmp_path),
-            *ceiling,
-        ],
+        ["./benchmark.sh", *args, "--results", str(results_dir)],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=180,
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    [path] = tmp_path.glob("*.json")
-    results = json.loads(path.read_text())
+    [path] = results_dir.glob("*.json")
+    return path, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_benchmark_measures_every_route_and_loses_nothing(app, database_url, tmp_path):
+    # The ceiling once is enough to know pgbench runs end to end.
+    ceiling = [] if app == APPS[0] else ["--no-pgbench"]
+    path, results = benchmark(
+        tmp_path,
+        app,
+        "--duration",
+        "2s",
+        "--warmup",
+        "1s",
+        "--workers",
+        "2",
+        "--database-url",
+        database_url,
+        *ceiling,
+    )
     [record] = results["apps"]
     assert (record["app"], record["status"], record["workers"]) == (app, "measured", 2)
     measurements = {m["route"]: m for m in results["measurements"]}
@@ -62,30 +65,19 @@ def test_benchmark_measures_a_server_already_running(database_url, tmp_path):
     """--target: the server is not started here (compose's bench service)."""
     port = embedded.free_port()
     with running("quart", port, database_url, tmp_path / "quart.log", web_workers=1) as server:
-        completed = subprocess.run(
-            [
-                "./benchmark.sh",
-                "quart",
-                "--target",
-                server.url,
-                "--database-url",
-                database_url,
-                "--duration",
-                "1s",
-                "--warmup",
-                "0",
-                "--no-pgbench",
-                "--results",
-                str(tmp_path),
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
+        _, results = benchmark(
+            tmp_path,
+            "quart",
+            "--target",
+            server.url,
+            "--database-url",
+            database_url,
+            "--duration",
+            "1s",
+            "--warmup",
+            "0",
+            "--no-pgbench",
         )
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    [path] = tmp_path.glob("*.json")
-    results = json.loads(path.read_text())
     [record] = results["apps"]
     assert (record["deployment"], record["status"]) == ("external", "measured")
     ledger = {m["route"]: m for m in results["measurements"]}["review"]["ledger"]
@@ -93,34 +85,23 @@ def test_benchmark_measures_a_server_already_running(database_url, tmp_path):
 
 
 def test_rate_runs_open_loop_at_the_rates_given_and_loses_nothing(database_url, tmp_path):
-    completed = subprocess.run(
-        [
-            "./benchmark.sh",
-            "sanic",
-            "--rate",
-            "50,100",
-            "--duration",
-            "1s",
-            "--warmup",
-            "0",
-            "--routes",
-            "film,review",
-            "--workers",
-            "1",
-            "--no-pgbench",
-            "--database-url",
-            database_url,
-            "--results",
-            str(tmp_path),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    path, results = benchmark(
+        tmp_path,
+        "sanic",
+        "--rate",
+        "50,100",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0",
+        "--routes",
+        "film,review",
+        "--workers",
+        "1",
+        "--no-pgbench",
+        "--database-url",
+        database_url,
     )
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    [path] = tmp_path.glob("*.json")
-    results = json.loads(path.read_text())
     assert results["measurements"] == []  # rates given: no closed-loop peak needed
     rows = {(row["route"], row["rate"]): row["report"] for row in results["openloop"]}
     assert set(rows) == {("film", 50), ("film", 100), ("review", 50), ("review", 100)}

@@ -46,13 +46,10 @@ status); failed ones are counted, not timed.
 """
 
 import json
-import subprocess
 import sys
 from importlib import metadata
 
-from tools import ROOT
-
-from ..processes import taskset
+from ..processes import run_logged, taskset
 
 NAME = "bench.openloop"
 MARKER = "OPENLOOP_JSON "
@@ -94,9 +91,7 @@ def command(url, rate, connections, duration, method="GET", body=None, timeout=1
 
 def run(args, log=None):
     """Run command(...) in a subprocess; its report (a dict). Raises OpenLoopError."""
-    completed = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
-    if log is not None:
-        log.write(f"$ {' '.join(args)}\n{completed.stdout}{completed.stderr}\n")
+    completed = run_logged(args, log)
     if completed.returncode != 0:
         raise OpenLoopError(f"generator exited with {completed.returncode}: {completed.stderr}")
     return parse_report(completed.stdout)
