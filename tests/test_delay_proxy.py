@@ -20,6 +20,7 @@ from bench import delay_proxy, openloop, pgbench
 from bench.delay_proxy import DelayProxy, parse_delay, proxied_url
 from db import embedded
 from tests.helpers import query
+from tools import ROOT
 from tools.serve import running
 
 pytestmark = pytest.mark.slow  # the instrument measured in real time, against real servers
@@ -141,7 +142,7 @@ def test_the_proxy_runs_as_a_command(database_url):
             f"--upstream={host}:{port}",
             "--delay=5ms",
         ],
-        cwd=openloop.ROOT,
+        cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
     )
