@@ -5,7 +5,7 @@ per app, one row per deployment and connection count."""
 from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter
 
-from .report import sections
+from .report import matrix_layout, sections
 from .routes import ROUTES
 
 PERCENTILES = ["p50", "p75", "p90", "p99", "p99.9"]
@@ -166,5 +166,75 @@ def draw_latency(results, path):
         fontsize=9,
     )
     figure.tight_layout(rect=(0, 0, 1, 1 - 0.3 / len(keys) / 4))  # room for the title
+    figure.savefig(path, dpi=110)
+    return path
+
+
+def grouped_bars(axes, groups, apps, values, color, log=False):
+    """One group of bars per server, one bar per app: values[(app, group)]."""
+    width = 0.8 / len(apps)
+    for index, app in enumerate(apps):
+        points = [(place, values.get((app, group))) for place, group in enumerate(groups)]
+        points = [(place, height) for place, height in points if height is not None]
+        if points:
+            offset = (index - (len(apps) - 1) / 2) * width
+            bars = axes.bar(
+                [place + offset for place, _ in points],
+                [height for _, height in points],
+                width,
+                label=app,
+                color=color[app],
+            )
+            axes.bar_label(bars, fmt="{:,.0f}" if not log else "{:,.1f}", fontsize=6)
+    axes.set_xticks(range(len(groups)), groups, fontsize=7, rotation=30, ha="right")
+    if log:
+        log_ms(axes)
+    axes.grid(True, axis="y", which="both", alpha=0.3)
+    axes.legend(fontsize=7)
+
+
+def draw_matrix(results, path):
+    """A server-matrix run (--server) as a PNG at path: per route, req/s of
+    every pair (one group per server, one bar per app) at the first connection
+    count, and with --rate the p99 at the one rate every pair was offered."""
+    layout = matrix_layout(results)
+    if not layout:
+        return None
+    servers, apps, _ = layout
+    routes = results["wrk"]["routes"]
+    connections = min(m["connections"] for m in results["measurements"])
+    fixed = results.get("openloop") or []
+    color = colors(results)
+    columns = 2 if fixed else 1
+    figure = Figure(figsize=(1.2 * len(servers) * columns + 2, 4.2 * len(routes)))
+    grid = figure.subplots(len(routes), columns, squeeze=False)
+    for axes, route in zip(grid, routes, strict=True):
+        peak = {
+            (m["app"], m["deployment"]): m["summary"]["requests_per_s"]
+            for m in results["measurements"]
+            if (m["route"], m["connections"]) == (route, connections)
+        }
+        grouped_bars(axes[0], servers, apps, peak, color)
+        axes[0].set_title(
+            f"{ROUTES[route].label}: peak req/s, {connections} connections", fontsize=9
+        )
+        axes[0].set_ylabel("requests/s")
+        if fixed:
+            rows = [r for r in fixed if r["route"] == route]
+            p99 = {
+                (r["app"], r["deployment"]): (r["report"]["latency_ms"] or {}).get("p99")
+                for r in rows
+            }
+            shown = ", ".join(f"{rate:,g}" for rate in sorted({r["rate"] for r in rows}))
+            grouped_bars(axes[1], servers, apps, p99, color, log=True)
+            axes[1].set_title(f"{ROUTES[route].label}: p99 at {shown} req/s offered", fontsize=9)
+            axes[1].set_ylabel("p99 ms (log scale)")
+    environment = results["environment"]
+    figure.suptitle(
+        f"{results['command']}  |  {environment['cpu_count']} x {environment['cpu_model']}"
+        f"  |  {environment['date']}  |  commit {(environment['git_commit'] or '?')[:10]}",
+        fontsize=9,
+    )
+    figure.tight_layout(rect=(0, 0, 1, 1 - 0.3 / len(routes) / 4))
     figure.savefig(path, dpi=110)
     return path

@@ -3,7 +3,7 @@ and how many worker processes, as a function of the app's CPU budget (the
 cores it may use): the same budget for every app.
 """
 
-from .servers import PRODUCTION, SERVERS, blocking, one, per_core
+from .servers import PRODUCTION, SERVERS, blocking, is_server, one, per_core
 
 NOTES = {
     "article": (
@@ -60,7 +60,7 @@ def server_for(deployment, app):
     """The server app runs under in deployment: a bench/servers.py name, or
     PRODUCTION. A deployment that is a server's name runs every app under it."""
     deployment = base(deployment)
-    if deployment in SERVERS or deployment == PRODUCTION:
+    if is_server(deployment):
         return deployment
     return DEPLOYMENTS[deployment][app][0]
 

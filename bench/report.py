@@ -3,6 +3,7 @@ the pgbench ceiling; as Markdown, which reads in a terminal too."""
 
 from .deployments import BEHIND_NGINX
 from .routes import ROUTES
+from .servers import is_server
 
 
 def baseline_app(apps):
@@ -150,40 +151,82 @@ def latency_table(measurements):
     return table(header, rows)
 
 
+def matrix_layout(results):
+    """(servers, apps, failed pairs) of a server-matrix run (--server with
+    several servers), else None."""
+    servers = list(dict.fromkeys(m["deployment"] for m in results["measurements"]))
+    if len(servers) < 2 or not all(map(is_server, servers)):
+        return None
+    apps = list(dict.fromkeys(app["app"] for app in results["apps"]))
+    failed = {(a["app"], a["deployment"]) for a in results["apps"] if "reason" in a}
+    return servers, apps, failed
+
+
+def matrix_rows(servers, apps, failed, cell):
+    """One row per server, one cell per app: cell(app, server), or "failed",
+    or "-" where the app does not run under that server."""
+    rows = []
+    for server in servers:
+        cells = []
+        for app in apps:
+            value = cell(app, server)
+            cells.append(value or ("failed" if (app, server) in failed else "-"))
+        rows.append([server, *cells])
+    return rows
+
+
 def matrix_tables(results):
     """Server x app, one table per route and connection count: req/s and p99
-    (ms) of each pair, "-" where the app does not run under that server. Only
-    for runs of several servers (--server)."""
-    keys = {(m["deployment"], m["connections"]) for m in results["measurements"]}
-    servers = list(dict.fromkeys(m["deployment"] for m in results["measurements"]))
-    if len(servers) < 2 or any(name in ("article", "tuned") for name in servers):
+    (ms) of each pair; then, with --rate, success and p99 at the one rate every
+    pair was offered. Only for runs of several servers (--server)."""
+    layout = matrix_layout(results)
+    if not layout:
         return []
-    apps = list(dict.fromkeys(app["app"] for app in results["apps"]))
-    failed = {(a["app"], a["deployment"]): a["reason"] for a in results["apps"] if "reason" in a}
+    servers, apps, failed = layout
     by_key = {
-        (m["app"], m["deployment"], m["route"], m["connections"]): m
+        (m["app"], m["deployment"], m["route"], m["connections"]): m["summary"]
         for m in results["measurements"]
     }
+    fixed = {(r["app"], r["deployment"], r["route"]): r for r in results.get("openloop") or []}
+
+    def closed(route, connections):
+        def cell(app, server):
+            summary = by_key.get((app, server, route, connections))
+            if summary:
+                return f"{requests_cell(summary)} / {summary['latency_ms']['p99']:,.0f}"
+
+        return cell
+
+    def open_loop(route):
+        def cell(app, server):
+            row = fixed.get((app, server, route))
+            if row:
+                report = row["report"]
+                p99 = (report["latency_ms"] or {}).get("p99")
+                return f"{report['success_rate']:.1%} / {number(p99, '{:,.1f}')}"
+
+        return cell
+
     lines = []
-    for connections in sorted({c for _, c in keys}):
+    for connections in sorted({m["connections"] for m in results["measurements"]}):
         for route in results["wrk"]["routes"]:
-            rows = []
-            for server in servers:
-                cells = []
-                for app in apps:
-                    m = by_key.get((app, server, route, connections))
-                    if m:
-                        summary = m["summary"]
-                        cells.append(
-                            f"{requests_cell(summary)} / {summary['latency_ms']['p99']:,.0f}"
-                        )
-                    else:
-                        cells.append("failed" if (app, server) in failed else "-")
-                rows.append([server, *cells])
             lines += [
                 f"### {ROUTES[route].label}, {connections} connections: req/s / p99 ms",
                 "",
-                table(["server", *apps], rows),
+                table(
+                    ["server", *apps],
+                    matrix_rows(servers, apps, failed, closed(route, connections)),
+                ),
+                "",
+            ]
+    for route in results["wrk"]["routes"]:
+        rates = {r["rate"] for r in fixed.values() if r["route"] == route}
+        if rates:
+            shown = ", ".join(f"{rate:,g}" for rate in sorted(rates))
+            lines += [
+                f"### {ROUTES[route].label} at {shown} req/s offered: success / p99 ms",
+                "",
+                table(["server", *apps], matrix_rows(servers, apps, failed, open_loop(route))),
                 "",
             ]
     return lines

@@ -103,7 +103,9 @@ def plan(options):
     primer = 1 if options.warmup and not closed_loop_skipped(options) else 0
     rates = 0
     if options.rates:
-        count = len(openloop.AUTO_FRACTIONS) if options.rates == "auto" else len(options.rates)
+        count = len(options.rates) if options.rates != "auto" else len(openloop.AUTO_FRACTIONS)
+        if options.rates == "auto" and fixed_rate.is_matrix(options):
+            count = 1
         rates = apps * len(options.routes) * count
     return {
         "primer": (primer, apps * len(options.routes) * options.warmup),
@@ -358,7 +360,11 @@ def save(saved, base):
     paths[0].write_text(json.dumps(saved, indent=2) + "\n")
     text = report.markdown(saved)
     paths[1].write_text(text)
-    charts = [(chart.draw, ".png"), (chart.draw_latency, "-latency.png")]
+    charts = [
+        (chart.draw, ".png"),
+        (chart.draw_latency, "-latency.png"),
+        (chart.draw_matrix, "-matrix.png"),
+    ]
     for draw, suffix in charts:
         path = base.parent / (base.name + suffix)
         if draw(saved, path):  # nothing measured, nothing drawn

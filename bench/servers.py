@@ -47,6 +47,7 @@ class Server:
     threads: object = None  # cores -> threads per process, where the server has them
     packages: tuple = ()  # distributions whose versions the report states
     note: str = ""
+    floor: bool = False  # a reference, not a production server: never sets a matrix's rate
 
     def command(self, app, host, port, cores, workers=None):
         """The argv that serves app; workers overrides the rule (--workers)."""
@@ -150,6 +151,7 @@ SERVERS = {
             one,
             packages=(),
             note="the standard library's reference server: one thread, the floor",
+            floor=True,
         ),
         Server(
             "granian-wsgi",
@@ -275,6 +277,11 @@ SERVERS = {
         ),
     ]
 }
+
+
+def is_server(deployment):
+    """Whether a deployment is one server's name (--server), not article/tuned."""
+    return deployment == PRODUCTION or deployment in SERVERS
 
 
 def names_for(app):

@@ -113,3 +113,33 @@ def test_rate_runs_open_loop_at_the_rates_given_and_loses_nothing(database_url, 
     assert results["generator"]["name"] == "bench.openloop"
     assert "Latency at a fixed load" in path.with_suffix(".md").read_text()
     assert (tmp_path / (path.stem + "-latency.png")).stat().st_size > 10_000
+
+
+def test_a_server_matrix_offers_every_pair_one_rate_and_draws_its_chart(database_url, tmp_path):
+    path, results = benchmark(
+        tmp_path,
+        "flask",
+        "--server",
+        "gunicorn-sync,wsgiref",
+        "--rate",
+        "auto",
+        "--routes",
+        "film",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0",
+        "--workers",
+        "1",
+        "--no-pgbench",
+        "--database-url",
+        database_url,
+    )
+    peaks = {m["deployment"]: m["summary"]["requests_per_s"] for m in results["measurements"]}
+    assert set(peaks) == {"gunicorn-sync", "wsgiref"}
+    # One rate for both pairs, from the sane one: wsgiref is the floor.
+    assert {row["rate"] for row in results["openloop"]} == {round(0.75 * peaks["gunicorn-sync"])}
+    assert {row["deployment"] for row in results["openloop"]} == set(peaks)
+    text = path.with_suffix(".md").read_text()
+    assert "## The server matrix" in text and "req/s offered: success / p99 ms" in text
+    assert (tmp_path / (path.stem + "-matrix.png")).stat().st_size > 10_000

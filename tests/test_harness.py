@@ -187,6 +187,27 @@ def test_rate_auto_offers_every_app_fractions_of_the_slowest_peak():
     assert given == [10.0, 20.0]
 
 
+def test_rate_auto_in_a_server_matrix_offers_every_pair_one_rate_from_the_slowest_sane_one():
+    from bench import fixed_rate
+
+    def peak(server, rate, errors=0):
+        summary = {"requests_per_s": rate, "socket_errors": errors, "non_2xx": 0}
+        return {"deployment": server, "route": "film", "connections": 20, "summary": summary}
+
+    peaks = [
+        peak("gunicorn-sync", 3000),
+        peak("waitress", 1200),
+        peak("twisted", 800, errors=3),  # not sane: errors
+        peak("wsgiref", 400),  # not sane: the floor
+    ]
+    matrix = options(deployments=["gunicorn-sync", "waitress", "twisted", "wsgiref"], rates="auto")
+    assert fixed_rate.is_matrix(matrix)
+    for server in matrix.deployments:  # one rate for every pair: 75% of waitress's peak
+        assert fixed_rate.rates_for(matrix, peaks, server, ROUTES["film"]) == [900]
+    assert run.plan(matrix)["rate"][0] == 4 * 3  # flask (quart is ASGI) x servers x routes
+    assert not fixed_rate.is_matrix(options(deployments=["waitress"], rates="auto"))
+
+
 def saved(rates):
     """A results file's measurements, {app: req/s} on the film route."""
     return {
