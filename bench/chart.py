@@ -5,10 +5,24 @@ per app, one row per deployment and connection count."""
 from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter
 
-from .report import matrix_layout, sections
+from .report import delay_of, delay_words, delays, matrix_layout, sections
 from .routes import ROUTES
 
 PERCENTILES = ["p50", "p75", "p90", "p99", "p99.9"]
+
+
+def saved(figure, results, path, rect=None):
+    """Title the figure with the run (command, machine, date, commit), lay it
+    out inside rect (room for the title) and write it as a PNG at path."""
+    environment = results["environment"]
+    figure.suptitle(
+        f"{results['command']}  |  {environment['cpu_count']} x {environment['cpu_model']}"
+        f"  |  {environment['date']}  |  commit {(environment['git_commit'] or '?')[:10]}",
+        fontsize=9,
+    )
+    figure.tight_layout(rect=rect)
+    figure.savefig(path, dpi=110)
+    return path
 
 
 def colors(results):
@@ -74,22 +88,16 @@ def draw(results, path):
         squeeze=False,
         gridspec_kw={"width_ratios": [2] + [1] * len(routes)},
     )
-    for axes_row, (deployment, connections, measurements, pgbench, apps) in zip(
+    for axes_row, (deployment, connections, delay, measurements, pgbench, apps) in zip(
         grid, rows, strict=True
     ):
         requests_axes(axes_row[0], measurements, apps, routes, pgbench, color)
-        axes_row[0].set_title(f"{deployment} deployment, {connections} connections")
+        axes_row[0].set_title(
+            f"{deployment} deployment, {connections} connections{delay_words(delay, ', ')}"
+        )
         for axes, route in zip(axes_row[1:], routes, strict=True):
             latency_axes(axes, measurements, apps, route, color)
-    environment = results["environment"]
-    figure.suptitle(
-        f"{results['command']}  |  {environment['cpu_count']} x {environment['cpu_model']}"
-        f"  |  {environment['date']}  |  commit {(environment['git_commit'] or '?')[:10]}",
-        fontsize=9,
-    )
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    return path
+    return saved(figure, results, path)
 
 
 def log_ms(axes):
@@ -159,15 +167,7 @@ def draw_latency(results, path):
         left.set_title(f"{title}, latency by percentile", fontsize=9)
         over_time_axes(right, rows, color)
         right.set_title(f"{title}, p99 per second", fontsize=9)
-    environment = results["environment"]
-    figure.suptitle(
-        f"{results['command']}  |  {environment['cpu_count']} x {environment['cpu_model']}"
-        f"  |  {environment['date']}  |  commit {(environment['git_commit'] or '?')[:10]}",
-        fontsize=9,
-    )
-    figure.tight_layout(rect=(0, 0, 1, 1 - 0.3 / len(keys) / 4))  # room for the title
-    figure.savefig(path, dpi=110)
-    return path
+    return saved(figure, results, path, (0, 0, 1, 1 - 0.3 / len(keys) / 4))
 
 
 def grouped_bars(axes, groups, apps, values, color, log=False):
@@ -229,12 +229,68 @@ def draw_matrix(results, path):
             grouped_bars(axes[1], servers, apps, p99, color, log=True)
             axes[1].set_title(f"{ROUTES[route].label}: p99 at {shown} req/s offered", fontsize=9)
             axes[1].set_ylabel("p99 ms (log scale)")
-    environment = results["environment"]
-    figure.suptitle(
-        f"{results['command']}  |  {environment['cpu_count']} x {environment['cpu_model']}"
-        f"  |  {environment['date']}  |  commit {(environment['git_commit'] or '?')[:10]}",
-        fontsize=9,
-    )
-    figure.tight_layout(rect=(0, 0, 1, 1 - 0.3 / len(routes) / 4))
-    figure.savefig(path, dpi=110)
-    return path
+    return saved(figure, results, path, (0, 0, 1, 1 - 0.3 / len(routes) / 4))
+
+
+STYLES = ["-", "--", ":", "-."]
+
+
+def sweep_axes(axes, lines, ticks, color, what):
+    """lines: {(app, other value): {tick: y}}; x at evenly spaced ticks."""
+    others = list(dict.fromkeys(other for _, other in lines))
+    for (app, other), points in lines.items():
+        xs = [index for index, tick in enumerate(ticks) if tick in points]
+        axes.plot(
+            xs,
+            [points[ticks[index]] for index in xs],
+            marker="o",
+            color=color[app],
+            linestyle=STYLES[others.index(other) % len(STYLES)],
+            label=f"{app}, {other}" if len(others) > 1 else app,
+        )
+    axes.set_xticks(range(len(ticks)), [f"{tick:g}" for tick in ticks])
+    log_ms(axes)  # the figures span orders of magnitude
+    axes.set_ylabel("p99 ms (log scale)" if what == "p99" else "requests/s (log scale)")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=6)
+
+
+def draw_sweep(results, path):
+    """A sweep of the database delay (--db-delay) or of the connections (-c)
+    as a PNG at path: per deployment and route, req/s and p99 against each swept
+    axis, one colour per app (and one line style per value of the other axis)."""
+    measurements = results["measurements"]
+    axes_swept = []  # (name shown, key of the x value, key of the other)
+    if len(delays(results)) > 1:
+        axes_swept.append(("database delay, ms per round trip", delay_of, "connections"))
+    if len({m["connections"] for m in measurements}) > 1:
+        axes_swept.append(("wrk connections", lambda m: m["connections"], "delay"))
+    if not axes_swept:
+        return None
+    keys = list(dict.fromkeys((m["deployment"], m["route"]) for m in measurements))
+    color = colors(results)
+    figure = Figure(figsize=(5 * 2 * len(axes_swept), 3.8 * len(keys)))
+    grid = figure.subplots(len(keys), 2 * len(axes_swept), squeeze=False)
+    for row, (deployment, route) in zip(grid, keys, strict=True):
+        here = [m for m in measurements if (m["deployment"], m["route"]) == (deployment, route)]
+        for column, (name, x_of, other) in enumerate(axes_swept):
+            ticks = sorted({x_of(m) for m in here})
+            for offset, what in enumerate(("req/s", "p99")):
+                lines = {}
+                for m in here:
+                    label = (
+                        f"c={m['connections']}"
+                        if other == "connections"
+                        else f"+{delay_of(m):g} ms"
+                    )
+                    y = (
+                        m["summary"]["requests_per_s"]
+                        if what == "req/s"
+                        else m["summary"]["latency_ms"]["p99"]
+                    )
+                    lines.setdefault((m["app"], label), {})[x_of(m)] = y
+                axes = row[2 * column + offset]
+                sweep_axes(axes, lines, ticks, color, what)
+                axes.set_xlabel(name, fontsize=8)
+                axes.set_title(f"{deployment}: {ROUTES[route].label}, {what}", fontsize=9)
+    return saved(figure, results, path, (0, 0, 1, 1 - 0.3 / len(keys) / 4))

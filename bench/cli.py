@@ -11,6 +11,7 @@ from tools import proxy
 from tools.serve import APPS
 
 from . import targets
+from .delay_proxy import parse_delay
 from .errors import BenchmarkError
 from .routes import ROUTES
 from .run import Options, run
@@ -24,6 +25,8 @@ examples:
   ./benchmark.sh flask falcon --server all   every WSGI server with both WSGI apps
   ./benchmark.sh all --rate auto             latency at the same fixed loads for every app
   ./benchmark.sh flask sanic --rate 500,1000 open-loop runs at these requests/s
+  ./benchmark.sh all --db-delay 0,1ms,5ms,20ms -c 10,100
+                                             when async pays: Postgres farther away, swept
   ./benchmark.sh all --duration 5m           the article's run length
   ./benchmark.sh quart --target http://quart:8000 --database-url postgresql://...
                                              measure a server that is already running
@@ -79,6 +82,17 @@ def rate_list(text):
     if not values or min(values) <= 0:
         raise argparse.ArgumentTypeError(f"rates must be positive: {text!r}")
     return values
+
+
+def delay_list(text):
+    """--db-delay: a comma list of delays per round trip, '0,1ms,5ms' -> seconds."""
+    try:
+        values = [parse_delay(part) for part in text.split(",")]
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"a delay is named twice: {text!r}")
+    return tuple(values)
 
 
 def pin_spec(text):
@@ -162,6 +176,15 @@ def parser():
         "interface, WSGI or ASGI; serve.sh is its own; see bench/servers.py)",
     )
     p.add_argument(
+        "--db-delay",
+        type=delay_list,
+        default=(0.0,),
+        metavar="D[,D...]",
+        help="add D to every round trip between each app (and pgbench) and Postgres, "
+        "through a delay proxy of its own (bench/delay_proxy.py): e.g. 0,1ms,5ms,20ms runs "
+        "everything once per delay; 0 is direct (default 0)",
+    )
+    p.add_argument(
         "--workers",
         type=int,
         help="worker processes for every app (default: the deployment's, per CPU budget)",
@@ -232,6 +255,10 @@ def main(argv=None):
     if args.target:
         if len(apps) != 1:
             sys.exit("--target measures one server: name one APP to label it")
+        if any(args.db_delay):
+            sys.exit(
+                "--db-delay puts a proxy between the apps it starts and Postgres: not with --target"
+            )
     else:
         unknown = [app for app in apps if app not in APPS]
         if unknown:
@@ -268,6 +295,7 @@ def main(argv=None):
         command=shown_command(argv),
         proxy="off" if args.target else args.proxy,
         rates=args.rate,
+        db_delays=args.db_delay,
     )
     if not args.target and not targets.pairs(options):
         sys.exit("none of these apps runs under the servers named (WSGI or ASGI: see --help)")

@@ -1,8 +1,10 @@
 """What the benchmark asks of Postgres: the review count, its reset, the
 server's settings, and the nothing-lost check."""
 
+import threading
 import time
 from dataclasses import asdict, dataclass
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import psycopg2
 
@@ -67,6 +69,57 @@ def settled_review_count(connection, quiet=1.0, timeout=30.0):
         elif time.monotonic() - steady_since >= quiet:
             break
     return count
+
+
+def named(database_url, name):
+    """database_url with application_name=name: Postgres then tells one app's
+    connections from another's (pg_stat_activity), and both drivers read it."""
+    parts = urlsplit(database_url)
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "application_name"]
+    query = urlencode([*query, ("application_name", name)], quote_via=quote)  # libpq: no "+"
+    return urlunsplit(parts._replace(query=query))
+
+
+# Postgres keeps the first 63 bytes of an application_name.
+HELD = "SELECT count(*) FROM pg_stat_activity WHERE application_name = left(%s, 63)"
+
+
+class ConnectionsHeld:
+    """While the block runs, the most connections the application `name` held,
+    read from pg_stat_activity every `every` seconds on a connection of its own
+    (most: None without a database)."""
+
+    def __init__(self, database_url, name, every=0.25):
+        self.url, self.name, self.every = database_url, name, every
+        self.most = None
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.watch, daemon=True)
+
+    def watch(self):
+        connection = connect(self.url)
+        try:
+            while True:
+                self.most = max(self.most or 0, count_held(connection, self.name))
+                if self.done.wait(self.every):
+                    return
+        finally:
+            connection.close()
+
+    def __enter__(self):
+        if self.url:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        if self.url:
+            self.thread.join(10)
+
+
+def count_held(connection, name):
+    with connection.cursor() as cursor:
+        cursor.execute(HELD, (name,))
+        return cursor.fetchone()[0]
 
 
 def server_settings(connection):

@@ -3,11 +3,14 @@ another host, made on this one.
 
     python -m bench.delay_proxy --listen 127.0.0.1:6000 --upstream 127.0.0.1:5433 --delay 5ms
 
-Prints "delay_proxy listening on HOST:PORT" once it accepts connections; stops on
-SIGTERM or Ctrl-C, printing "DELAY_PROXY_JSON {"open", "peak", "total"}": the
-client connections it carried (an app's pools: how many it really held). In a
-test: `with DelayProxy(upstream, delay_s) as proxy:` (proxy.port,
-proxy.url(database_url), proxy.connections()).
+Prints "delay_proxy listening on HOST:PORT" once it accepts connections, and
+"DELAY_PROXY_JSON {"open", "peak", "total", "writes"}" on SIGUSR1 and on exit
+(SIGTERM or Ctrl-C): the client connections it carried (an app's pools: how
+many it really held) and the writes clients sent through it (each waits for its
+answer: round trips). The benchmark runs it so: `with Launched(database_url,
+delay_s, log) as proxy:` (proxy.url, proxy.counts()). In a test: `with
+DelayProxy(upstream, delay_s) as proxy:` (proxy.port, proxy.url(database_url),
+proxy.connections()).
 
 How the delay is made: every chunk read from one side is written to the other
 delay/2 seconds after it arrived, in both directions, so a query and its answer
@@ -31,12 +34,19 @@ import argparse
 import asyncio
 import collections
 import json
+import os
 import re
 import selectors
 import signal
+import subprocess
 import sys
 import threading
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
+
+from tools import ROOT
+
+from .processes import taskset
 
 MARKER = "DELAY_PROXY_JSON "  # the line printed on exit: its connection counts
 UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "": 1e-3}  # a bare number is milliseconds
@@ -69,13 +79,15 @@ def proxied_url(database_url, port, host="127.0.0.1"):
 class Pipe:
     """One direction of one connection: chunks written `delay` after they arrived."""
 
-    def __init__(self, loop, delay):
-        self.loop, self.delay = loop, delay
+    def __init__(self, loop, delay, count=None):
+        self.loop, self.delay, self.count = loop, delay, count
         self.queue = collections.deque()  # (due, bytes or None for end of stream)
         self.target = None  # the transport to write to, once connected
         self.timer = None
 
     def put(self, data):
+        if self.count and data is not None:
+            self.count()
         self.queue.append((self.loop.time() + self.delay, data))
         if self.timer is None:
             self.flush()
@@ -130,15 +142,23 @@ class Server:
     def __init__(self, upstream, delay):
         self.upstream, self.delay = upstream, delay
         self.clients = set()
-        self.peak = self.total = 0
+        self.peak = self.total = self.writes = 0
 
     def connections(self):
         """{"open", "peak", "total"}: client connections now, at most, ever."""
         return {"open": len(self.clients), "peak": self.peak, "total": self.total}
 
+    def counts(self):
+        """connections(), and "writes": chunks clients sent upstream, ever."""
+        return {**self.connections(), "writes": self.writes}
+
+    def count_write(self):
+        self.writes += 1
+
     def client(self):
         loop = asyncio.get_running_loop()
-        to_upstream, to_client = Pipe(loop, self.delay / 2), Pipe(loop, self.delay / 2)
+        to_upstream = Pipe(loop, self.delay / 2, count=self.count_write)
+        to_client = Pipe(loop, self.delay / 2)
         side = Side(to_upstream, to_client, on_close=self.clients.discard)
         self.clients.add(side)
         self.total += 1
@@ -155,9 +175,16 @@ class Server:
             if to_client.target is not None:
                 to_client.target.close()  # as the database refusing would
 
-    async def serve(self, host, port, ready):
-        """Listen until cancelled; ready(port) once listening."""
-        server = await asyncio.get_running_loop().create_server(self.client, host, port)
+    def report(self):
+        print(MARKER + json.dumps(self.counts()), flush=True)
+
+    async def serve(self, host, port, ready, signals=False):
+        """Listen until cancelled; ready(port) once listening; with signals,
+        report() on SIGUSR1 (the main thread's loop only)."""
+        loop = asyncio.get_running_loop()
+        if signals:
+            loop.add_signal_handler(signal.SIGUSR1, self.report)
+        server = await loop.create_server(self.client, host, port)
         ready(server.sockets[0].getsockname()[1])
         async with server:
             await server.serve_forever()
@@ -230,12 +257,67 @@ def main(argv=None):
     server = Server(args.upstream, args.delay)
     try:
         with asyncio.Runner(loop_factory=new_loop) as runner:
-            runner.run(server.serve(*args.listen, ready))
+            runner.run(server.serve(*args.listen, ready, signals=True))
     except (KeyboardInterrupt, SystemExit):
         pass
     except OSError as error:
         sys.exit(f"delay_proxy: {error}")
-    print(MARKER + json.dumps(server.connections()), flush=True)
+    server.report()
+
+
+class Launched:
+    """The proxy as a process of its own in front of database_url's server,
+    for the benchmark: a context manager. Its own process, so that its copying
+    shares no interpreter with the harness (pin: a taskset CPU list)."""
+
+    def __init__(self, database_url, delay, log, pin=None):
+        self.database_url, self.delay, self.log, self.pin = database_url, delay, log, pin
+        self.process = self.url = None
+
+    def __enter__(self):
+        parts = urlsplit(self.database_url)
+        args = [
+            sys.executable,
+            "-m",
+            "bench.delay_proxy",
+            f"--upstream={parts.hostname or '127.0.0.1'}:{parts.port or 5432}",
+            f"--delay={self.delay * 1000:g}ms",
+        ]
+        self.process = subprocess.Popen(
+            taskset(args, self.pin), cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True
+        )
+        line = self.process.stdout.readline()
+        if not line.startswith("delay_proxy listening on "):
+            self.__exit__()
+            raise OSError(f"the delay proxy did not start: {line.strip() or 'no output'}")
+        port = int(line.rsplit(":", 1)[1])
+        self.url = proxied_url(self.database_url, port)
+        return self
+
+    def counts(self):
+        """The proxy's counts now: {"open", "peak", "total", "writes"}."""
+        self.process.send_signal(signal.SIGUSR1)
+        line = self.process.stdout.readline()
+        if not line.startswith(MARKER):
+            raise OSError(f"the delay proxy did not answer: {line.strip() or 'it stopped'}")
+        return json.loads(line.removeprefix(MARKER))
+
+    def cpu_seconds(self):
+        """CPU time the proxy has used so far (Linux /proc), or None."""
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+    def __exit__(self, *exc):
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
 
 
 if __name__ == "__main__":

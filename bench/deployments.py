@@ -24,6 +24,10 @@ NOTES = {
 # reads nproc; the benchmark sets WEB_WORKERS from the budget instead).
 PRODUCTION_WORKERS = {"flask": blocking, "quart": per_core, "sanic": per_core, "falcon": blocking}
 
+# Whether a request holds its process while it waits on Postgres under the
+# app's serve.sh (gunicorn's sync worker), as bench/servers.py says of each server.
+PRODUCTION_HOLDS_THREAD = {"flask": True, "quart": False, "sanic": False, "falcon": True}
+
 # deployment -> app -> (server, workers for a CPU budget)
 DEPLOYMENTS = {
     "article": {

@@ -13,6 +13,7 @@ floor (wsgiref), so that the rate is one every real server should keep.
 """
 
 from . import database, openloop
+from .measure import Load, measure_once
 from .servers import SERVERS, is_server
 from .targets import rotation
 
@@ -45,8 +46,9 @@ def rates_for(options, measurements, deployment, route):
     return openloop.auto_rates(peaks, (MATRIX_FRACTION,) if matrix else openloop.AUTO_FRACTIONS)
 
 
-def measure_once(target, route, rate, db, options, log):
-    """One open-loop run after its warm-up; its report, with the books of a POST."""
+def openloop_load(target, route, rate, options):
+    """The open-loop generator as measure_once's Load: a request that timed out
+    or broke after it was sent may have been written."""
 
     def command(seconds):
         return openloop.command(
@@ -60,20 +62,10 @@ def measure_once(target, route, rate, db, options, log):
             options.pin and options.pin["load"],
         )
 
-    if options.warmup:
-        openloop.run(command(options.warmup), log)
-    if route.body:
-        db.settle_and_reset()
-    args = command(options.duration)
-    result = openloop.run(args, log)
-    result["command"] = " ".join(args)
-    if route.body and db.connection is not None:
-        rows = database.settled_review_count(db.connection)
-        # A request that timed out or broke after it was sent may have been written.
-        unanswered = result["errors"]["timeout"] + result["errors"]["socket"]
-        result["ledger"] = database.check_nothing_lost(result["ok"], rows, unanswered).as_dict()
-    db.reset_reviews()
-    return result
+    def unanswered(result):
+        return result["errors"]["timeout"] + result["errors"]["socket"]
+
+    return Load(command, openloop.run, unanswered)
 
 
 def measure_in_rotation(measured, measurements, db, options, routes, progress, log):
@@ -91,8 +83,9 @@ def measure_in_rotation(measured, measurements, db, options, routes, progress, l
                     continue
                 rate = rates[index]
                 progress.step("rate", f"{target.label} {route.label} at {rate:g} req/s")
+                load = openloop_load(target, route, rate, options)
                 try:
-                    result = measure_once(target, route, rate, db, options, log)
+                    result = measure_once(target, route, db, options, log, load)
                 except (openloop.OpenLoopError, database.LostWrites) as error:
                     print(f"  {target.label} FAILED: {error}", flush=True)
                     target.fail(f"{type(error).__name__}: {error}")
@@ -107,6 +100,7 @@ def measure_in_rotation(measured, measurements, db, options, routes, progress, l
                     {
                         "app": target.app,
                         "deployment": target.deployment,
+                        "db_delay_ms": target.db_delay * 1000,
                         "route": route.key,
                         "rate": rate,
                         "report": result,

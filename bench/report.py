@@ -155,7 +155,7 @@ def matrix_layout(results):
     """(servers, apps, failed pairs) of a server-matrix run (--server with
     several servers), else None."""
     servers = list(dict.fromkeys(m["deployment"] for m in results["measurements"]))
-    if len(servers) < 2 or not all(map(is_server, servers)):
+    if len(servers) < 2 or not all(map(is_server, servers)) or len(delays(results)) > 1:
         return None
     apps = list(dict.fromkeys(app["app"] for app in results["apps"]))
     failed = {(a["app"], a["deployment"]) for a in results["apps"] if "reason" in a}
@@ -235,17 +235,17 @@ def matrix_tables(results):
 def proxy_cost_table(results):
     """Each app direct and behind nginx (--proxy both), side by side."""
     by_key = {
-        (m["app"], m["deployment"], m["route"], m["connections"]): m
+        (m["app"], m["deployment"], m["route"], m["connections"], delay_of(m)): m
         for m in results["measurements"]
     }
     rows = []
-    for (app, deployment, route, connections), direct in by_key.items():
-        proxied = by_key.get((app, deployment + BEHIND_NGINX, route, connections))
+    for (app, deployment, route, connections, delay), direct in by_key.items():
+        proxied = by_key.get((app, deployment + BEHIND_NGINX, route, connections, delay))
         if proxied:
             a, b = direct["summary"], proxied["summary"]
             rows.append(
                 [
-                    f"{app} ({deployment})",
+                    f"{app} ({deployment})" + delay_words(delay, ", "),
                     ROUTES[route].label,
                     str(connections),
                     requests_cell(a),
@@ -298,10 +298,14 @@ def markdown(results):
     matrix = matrix_tables(results)
     if matrix:
         lines += ["## The server matrix", "", *matrix]
+    lines += sweep_tables(results)
     for section in sections(results):
-        deployment, connections, measurements, pgbench, apps = section
+        deployment, connections, delay, measurements, pgbench, apps = section
         kind = "server" if matrix else "deployment"
-        lines += [f"## {deployment} {kind}, {connections} connections", ""]
+        lines += [
+            f"## {deployment} {kind}, {connections} connections{delay_words(delay, ', ')}",
+            "",
+        ]
         notes = {app.get("note") for app in results["apps"] if app["deployment"] == deployment}
         lines += [f"_{note}_\n" for note in sorted(notes - {None})]
         clients = {p["clients"] for p in pgbench} - {connections}
@@ -312,7 +316,8 @@ def markdown(results):
         lines += [ratio_table(measurements, pgbench, apps, wrk["routes"]), ""]
         lines += [latency_table(measurements), ""]
         for app in results["apps"]:
-            if app["deployment"] == deployment and app["status"] == "measured":
+            here = app["deployment"] == deployment and delay_of(app) == delay
+            if here and app["status"] == "measured":
                 line = f"- {app['app']}: `{app['server_command']}`"
                 if app["workers"]:
                     line += f", {app['workers']} worker(s)"
@@ -339,31 +344,157 @@ def markdown(results):
     return "\n".join(lines) + "\n"
 
 
+def delay_of(row):
+    """A row's database delay in ms (results from before --db-delay: 0)."""
+    return row.get("db_delay_ms", 0)
+
+
+def delays(results):
+    return list(dict.fromkeys(map(delay_of, results["measurements"])))
+
+
+def delay_words(delay, before=""):
+    """How far Postgres was, for a heading: nothing when direct."""
+    return f"{before}database +{delay:g} ms per round trip" if delay else ""
+
+
 def sections(results):
-    """(deployment, connections, measurements, pgbench, apps measured) in run order."""
-    keys = []
-    for m in results["measurements"]:
-        if (m["deployment"], m["connections"]) not in keys:
-            keys.append((m["deployment"], m["connections"]))
-    for deployment, connections in keys:
+    """(deployment, connections, delay, measurements, pgbench, apps measured)
+    in run order."""
+    keys = list(
+        dict.fromkeys(
+            (m["deployment"], m["connections"], delay_of(m)) for m in results["measurements"]
+        )
+    )
+    for deployment, connections, delay in keys:
         measurements = [
             m
             for m in results["measurements"]
-            if (m["deployment"], m["connections"]) == (deployment, connections)
+            if (m["deployment"], m["connections"], delay_of(m)) == (deployment, connections, delay)
         ]
         apps = list(dict.fromkeys(m["app"] for m in measurements))
         base = baseline_app(apps)
         apps.sort(key=lambda app: app != base)  # the baseline first
-        pgbench = [p for p in results["pgbench"] if p["connections"] == connections]
-        yield deployment, connections, measurements, pgbench, apps
+        pgbench = [
+            p for p in results["pgbench"] if (p["connections"], delay_of(p)) == (connections, delay)
+        ]
+        yield deployment, connections, delay, measurements, pgbench, apps
+
+
+def held(measurement):
+    """The most connections the app held in any of its runs (pg_stat_activity)."""
+    values = [r["connections_held"] for r in measurement["runs"] if r.get("connections_held")]
+    return max(values, default=None)
+
+
+def round_trips(measurement):
+    """Round trips per answered request, through the delay proxy (median run)."""
+    values = sorted(
+        r["round_trips_per_request"]
+        for r in measurement["runs"]
+        if r.get("round_trips_per_request")
+    )
+    return values[len(values) // 2] if values else None
+
+
+def bound(measurement, record):
+    """(req/s, requests in flight): what the app cannot exceed with its
+    database delay_ms away (Little's law): the requests it can have waiting on
+    Postgres at once, the least of wrk's connections, its processes x threads
+    where a request holds its thread, and its pools, over the time each
+    request spends in round trips. None when direct or not measured."""
+    delay, trips = delay_of(measurement), round_trips(measurement)
+    if not delay or not trips or not record.get("workers"):
+        return None
+    limits = [measurement["connections"], record["workers"] * record["pool_size"]]
+    if record.get("in_flight"):
+        limits.append(record["in_flight"])
+    in_flight = min(limits)
+    return in_flight / (trips * delay / 1000), in_flight
+
+
+def bound_cell(limit, requests_per_s):
+    if not limit:
+        return "-"
+    return f"{limit[0]:,.0f} ({limit[1]} in flight), {requests_per_s / limit[0]:.0%}"
+
+
+def sweep_tables(results):
+    """When async pays: per deployment and route, each app at every database
+    delay (rows) and connection count (columns): req/s, p99, the connections
+    it held and, with a delay, the bound its concurrency sets. For runs that
+    sweep the delay (--db-delay) or the connections (-c)."""
+    measurements = results["measurements"]
+    counts = sorted({m["connections"] for m in measurements})
+    if len(delays(results)) < 2 and len(counts) < 2:
+        return []
+    records = {(a["app"], a["deployment"], delay_of(a)): a for a in results["apps"]}
+    by_key = {
+        (m["app"], m["deployment"], delay_of(m), m["route"], m["connections"]): m
+        for m in measurements
+    }
+    header = ["app", "DB delay", "round trips"]
+    for count in counts:
+        header += [f"c={count} req/s", "p99 ms", "held", "bound (in flight), reached"]
+    lines = [
+        "## When async pays: database delay x connections",
+        "",
+        "Each app at every database delay (rows) and wrk connection count: req/s, p99, "
+        "the most connections it held (pg_stat_activity), and the bound its concurrency "
+        "sets: requests in flight / (round trips per request x delay), in flight being "
+        "the least of wrk's connections, the app's processes x threads where a request "
+        "holds its thread (sync workers), and its pools. Round trips: the writes it sent "
+        "Postgres through the delay proxy per answer.",
+        "",
+    ]
+    shares = [
+        (r["proxy_cpu_share"], m["app"], delay_of(m))
+        for m in measurements
+        for r in m["runs"]
+        if r.get("proxy_cpu_share") is not None
+    ]
+    if shares:
+        share, app, delay = max(shares)
+        lines += [
+            f"The delay proxy took at most {share:.0%} of one core ({app}, +{delay:g} ms): "
+            "CPU the app and Postgres did not have.",
+            "",
+        ]
+    for deployment in dict.fromkeys(m["deployment"] for m in measurements):
+        for route in results["wrk"]["routes"]:
+            rows = []
+            for app in dict.fromkeys(a["app"] for a in results["apps"]):
+                for delay in delays(results):
+                    cells, trips = [], None
+                    for count in counts:
+                        m = by_key.get((app, deployment, delay, route, count))
+                        if not m:
+                            cells += ["-", "-", "-", "-"]
+                            continue
+                        trips = trips or round_trips(m)
+                        limit = bound(m, records.get((app, deployment, delay), {}))
+                        cells += [
+                            requests_cell(m["summary"]),
+                            f"{m['summary']['latency_ms']['p99']:,.1f}",
+                            number(held(m)),
+                            bound_cell(limit, m["summary"]["requests_per_s"]),
+                        ]
+                    if any(cell != "-" for cell in cells):
+                        rows.append([app, f"{delay:g} ms", number(trips, "{:.1f}"), *cells])
+            if rows:
+                lines += [f"### {deployment}: {ROUTES[route].label}", "", table(header, rows), ""]
+    return lines
 
 
 def fixed_rate_tables(results):
     """Latency at a fixed load: per deployment and route, every app at every rate."""
     rows_in = results.get("openloop") or []
     lines = []
-    for deployment in dict.fromkeys(row["deployment"] for row in rows_in):
-        lines += [f"## Latency at a fixed load, {deployment} deployment", ""]
+    for deployment, delay in dict.fromkeys((row["deployment"], delay_of(row)) for row in rows_in):
+        lines += [
+            f"## Latency at a fixed load, {deployment} deployment{delay_words(delay, ', ')}",
+            "",
+        ]
         generator = results.get("generator") or {}
         lines += [
             f"Open loop ({generator.get('version', 'bench.openloop')}): requests leave on a "
@@ -387,7 +518,7 @@ def fixed_rate_tables(results):
         ]
         order = {app["app"]: index for index, app in enumerate(results["apps"])}
         rows_in_order = sorted(
-            (row for row in rows_in if row["deployment"] == deployment),
+            (row for row in rows_in if (row["deployment"], delay_of(row)) == (deployment, delay)),
             key=lambda row: (list(ROUTES).index(row["route"]), row["rate"], order[row["app"]]),
         )
         table_rows = []

@@ -17,7 +17,9 @@ from tools import ROOT
 from tools.serve import database as sample_database
 
 from . import chart, database, environment, fixed_rate, openloop, pgbench, report, targets, wrk
+from .delay_proxy import Launched
 from .errors import BenchmarkError
+from .measure import Load, measure_once
 from .processes import pinned_database
 from .routes import ROUTES
 from .targets import rotation
@@ -51,6 +53,7 @@ class Options:
     command: str
     proxy: str = "off"  # off, on (nginx in front of every app) or both
     rates: object = None  # --rate: None (closed loop only), "auto", or a list of req/s
+    db_delays: tuple = (0.0,)  # --db-delay: seconds added per round trip to Postgres, swept
 
 
 def say(message):
@@ -93,7 +96,8 @@ class Progress:
 
 
 def plan(options):
-    """The run's steps for Progress: pgbench runs, app starts, wrk runs."""
+    """The run's steps for Progress: pgbench runs, app starts, wrk runs; each
+    database delay (--db-delay) repeats them all."""
     apps = 1 if options.target else len(targets.pairs(options))
     runs = apps * len(options.connections) * len(options.routes) * options.repeat
     ceiling = 0
@@ -107,12 +111,13 @@ def plan(options):
         if options.rates == "auto" and fixed_rate.is_matrix(options):
             count = 1
         rates = apps * len(options.routes) * count
+    phases = len(options.db_delays)
     return {
-        "primer": (primer, apps * len(options.routes) * options.warmup),
-        "ceiling": (ceiling, options.duration),
-        "start": (0 if options.target else apps, STARTUP_SECONDS),
-        "run": (0 if closed_loop_skipped(options) else runs, per_run),
-        "rate": (rates, per_run),
+        "primer": (primer * phases, apps * len(options.routes) * options.warmup),
+        "ceiling": (ceiling * phases, options.duration),
+        "start": (0 if options.target else apps * phases, STARTUP_SECONDS),
+        "run": (0 if closed_loop_skipped(options) else runs * phases, per_run),
+        "rate": (rates * phases, per_run),
     }
 
 
@@ -176,9 +181,10 @@ def opened_database(options):
         yield Database(url, connection, settings)
 
 
-def measure_ceiling(db, options, routes, progress, log):
+def measure_ceiling(db, url, delay, options, routes, progress, log):
     """pgbench per route, one client per wrk connection, as far as
-    max_connections allows (the apps never hold more than their pools)."""
+    max_connections allows (the apps never hold more than their pools), at url:
+    the database, or the delay proxy the apps reach it through."""
     most = int(db.settings["max_connections"]) - SPARE_CONNECTIONS
     ceiling = []
     for connections in options.connections:
@@ -186,7 +192,7 @@ def measure_ceiling(db, options, routes, progress, log):
         for route in routes:
             progress.step("ceiling", f"pgbench {route.label} SQL, {clients} clients")
             result = pgbench.run(
-                db.url,
+                url,
                 route.key,
                 clients,
                 options.threads,
@@ -195,25 +201,34 @@ def measure_ceiling(db, options, routes, progress, log):
                 log=log,
             )
             db.reset_reviews()
-            ceiling.append({"route": route.key, "connections": connections, **result})
+            ceiling.append(
+                {
+                    "route": route.key,
+                    "connections": connections,
+                    "db_delay_ms": delay * 1000,
+                    **result,
+                }
+            )
     return ceiling
 
 
-def start_targets(stack, options, db, progress, log_dir, stamp):
-    """Every app of the run, started at once (an idle app costs memory, not CPU)."""
+def start_targets(stack, options, db, delay, progress, log_dir, stamp):
+    """Every app of the run, started at once (an idle app costs memory, not CPU),
+    each through a delay proxy of its own when delay (seconds) is not 0."""
     if options.target:
         return [targets.external(options)]
     started = []
     for app, deployment in targets.pairs(options):
-        target = targets.new_target(app, deployment)
+        target = targets.new_target(app, deployment, delay)
         progress.step("start", f"start {target.label}")
         targets.start(stack, options, target, db.url, log_dir, stamp)
         started.append(target)
     return started
 
 
-def measure_once(target, route, connections, db, options, log):
-    """One wrk run after its warm-up; its report, with the books of a POST."""
+def wrk_load(target, route, connections, options):
+    """wrk as measure_once's Load: it stops with up to one request per
+    connection in flight, which the server may still have written."""
 
     def command(seconds):
         load = options.pin and options.pin["load"]
@@ -221,18 +236,7 @@ def measure_once(target, route, connections, db, options, log):
             target.url, route, connections, options.threads, seconds, options.timeout, load
         )
 
-    if options.warmup:
-        wrk.run(command(options.warmup), log)
-    if route.body:
-        db.settle_and_reset()  # the warm-up's last writes land before the run's books open
-    args = command(options.duration)
-    result = wrk.run(args, log)
-    result["command"] = " ".join(args)
-    if route.body and db.connection is not None:
-        rows = database.settled_review_count(db.connection)
-        result["ledger"] = database.check_nothing_lost(result["ok"], rows, connections).as_dict()
-    db.reset_reviews()
-    return result
+    return Load(command, wrk.run, lambda result: connections)
 
 
 def prime(measured, db, options, routes, progress, log):
@@ -272,8 +276,9 @@ def measure_in_rotation(measured, db, options, routes, progress, log):
                     if options.repeat > 1:
                         label += f", run {repeat + 1}/{options.repeat}"
                     progress.step("run", label)
+                    load = wrk_load(target, route, connections, options)
                     try:
-                        result = measure_once(target, route, connections, db, options, log)
+                        result = measure_once(target, route, db, options, log, load)
                     except (wrk.WrkError, database.LostWrites) as error:
                         say(f"  {target.label} FAILED: {error}")
                         target.fail(f"{type(error).__name__}: {error}")
@@ -310,6 +315,7 @@ def measurements(measured, runs, options, routes):
                     {
                         "app": target.app,
                         "deployment": target.deployment,
+                        "db_delay_ms": target.db_delay * 1000,
                         "connections": connections,
                         "route": route.key,
                         "summary": wrk.summarize(reports),
@@ -323,6 +329,7 @@ def measurements(measured, runs, options, routes):
 
 def results(options, db, ceiling, started, measured_rows, fixed=()):
     return {
+        "db_delays_ms": [delay * 1000 for delay in options.db_delays],
         "schema": 1,
         "command": options.command,
         "environment": environment.capture(),
@@ -340,6 +347,7 @@ def results(options, db, ceiling, started, measured_rows, fixed=()):
         },
         "pinning": options.pin,
         "pgbench": ceiling,
+        "delay_proxy": DELAY_PROXY if any(options.db_delays) else None,
         "apps": [target.record for target in started],
         "measurements": measured_rows,
         "openloop": list(fixed),
@@ -364,6 +372,7 @@ def save(saved, base):
         (chart.draw, ".png"),
         (chart.draw_latency, "-latency.png"),
         (chart.draw_matrix, "-matrix.png"),
+        (chart.draw_sweep, "-sweep.png"),
     ]
     for draw, suffix in charts:
         path = base.parent / (base.name + suffix)
@@ -372,6 +381,43 @@ def save(saved, base):
     say("\n" + text)
     for path in paths:
         say(f"saved {os.path.relpath(path)}")
+
+
+DELAY_PROXY = (
+    "--db-delay D: each app, and pgbench, reaches Postgres through a TCP proxy of its "
+    "own (bench/delay_proxy.py) that holds every chunk D/2 in each direction, so each "
+    "round trip waits D more, as a database on another host would; 0 is direct, "
+    "no proxy."
+)
+
+
+def measure_at(delay, options, db, routes, progress, log, results_dir, stamp):
+    """Every step of a run with Postgres `delay` seconds away (0: direct):
+    (ceiling, targets started, measurements, fixed-rate rows). The apps and
+    proxies started here are stopped before the next delay's start."""
+    if len(options.db_delays) > 1 or delay:
+        say(f"database {delay * 1000:g} ms away" + (" (delay proxy)" if delay else " (direct)"))
+    with contextlib.ExitStack() as stack:
+        ceiling = []
+        if options.pgbench and db.url:
+            url = db.url
+            if delay:
+                pin = options.pin and options.pin["db"]
+                url = stack.enter_context(Launched(db.url, delay, log, pin)).url
+            ceiling = measure_ceiling(db, url, delay, options, routes, progress, log)
+        started = start_targets(stack, options, db, delay, progress, results_dir, stamp)
+        measured = targets.verified(started, routes, db.connection, db.reset_reviews)
+        runs = {}
+        if not closed_loop_skipped(options):
+            prime(measured, db, options, routes, progress, log)
+            runs = measure_in_rotation(measured, db, options, routes, progress, log)
+        peaks = measurements(measured, runs, options, routes)
+        fixed = []
+        if options.rates:
+            fixed = fixed_rate.measure_in_rotation(
+                measured, peaks, db, options, routes, progress, log
+            )
+    return ceiling, started, peaks, fixed
 
 
 def run(options):
@@ -387,21 +433,12 @@ def run(options):
         db = stack.enter_context(opened_database(options))
         if options.pin and not options.target:
             stack.enter_context(pinned_database(options.pin["db"]))
-        ceiling = []
-        if options.pgbench and db.url:
-            ceiling = measure_ceiling(db, options, routes, progress, log)
-        started = start_targets(stack, options, db, progress, results_dir, stamp)
-        measured = targets.verified(started, routes, db.connection, db.reset_reviews)
-        runs = {}
-        if not closed_loop_skipped(options):
-            prime(measured, db, options, routes, progress, log)
-            runs = measure_in_rotation(measured, db, options, routes, progress, log)
-        peaks = measurements(measured, runs, options, routes)
-        fixed = []
-        if options.rates:
-            fixed = fixed_rate.measure_in_rotation(
-                measured, peaks, db, options, routes, progress, log
-            )
+        parts = ([], [], [], [])  # ceiling, targets started, measurements, fixed-rate rows
+        for delay in options.db_delays:
+            phase = measure_at(delay, options, db, routes, progress, log, results_dir, stamp)
+            for part, rows in zip(parts, phase, strict=True):
+                part.extend(rows)
+        ceiling, started, peaks, fixed = parts
         saved = results(options, db, ceiling, started, peaks, fixed)
     save(saved, results_dir / f"{stamp}-{'-'.join(options.apps)}")
     failed = [target.record for target in started if target.record["status"] != "measured"]

@@ -48,6 +48,10 @@ class Server:
     packages: tuple = ()  # distributions whose versions the report states
     note: str = ""
     floor: bool = False  # a reference, not a production server: never sets a matrix's rate
+    # Whether a request holds its thread (or process) while it waits on
+    # Postgres: then a process has at most `threads` requests in flight;
+    # else (an event loop, green threads with a cooperative driver) its pool bounds it.
+    holds_thread: bool = True
 
     def command(self, app, host, port, cores, workers=None):
         """The argv that serves app; workers overrides the rule (--workers)."""
@@ -63,6 +67,11 @@ class Server:
     def budget(self, cores, workers=None):
         """(processes, threads per process) on this many cores."""
         return workers or self.workers(cores), self.threads(cores) if self.threads else 1
+
+    def in_flight(self, cores, workers=None):
+        """Requests it can have waiting on Postgres at once; None: its pools decide."""
+        processes, threads = self.budget(cores, workers)
+        return processes * threads if self.holds_thread else None
 
 
 GUNICORN = ("gunicorn", "{target}()", "--bind", "{host}:{port}", "--workers", "{workers}")
@@ -111,6 +120,7 @@ SERVERS = {
             per_core,
             packages=("gunicorn", "gevent", "psycogreen"),
             note="green threads, and psycopg2 made cooperative by psycogreen's wait callback",
+            holds_thread=False,
         ),
         Server(
             "waitress",
@@ -201,6 +211,7 @@ SERVERS = {
             per_core,
             packages=("uvicorn", "uvloop", "httptools"),
             note="uvloop and httptools (C); Quart's serve.sh",
+            holds_thread=False,
         ),
         Server(
             "hypercorn-uvloop",
@@ -222,6 +233,7 @@ SERVERS = {
             per_core,
             packages=("hypercorn", "uvloop"),
             note="Quart's own server (h11, pure Python) on uvloop: the article's",
+            holds_thread=False,
         ),
         Server(
             "hypercorn-asyncio",
@@ -243,6 +255,7 @@ SERVERS = {
             per_core,
             packages=("hypercorn",),
             note="Hypercorn on the standard asyncio loop",
+            holds_thread=False,
         ),
         Server(
             "granian-asgi",
@@ -266,6 +279,7 @@ SERVERS = {
             per_core,
             packages=("granian", "uvloop"),
             note="Rust HTTP, the app on uvloop",
+            holds_thread=False,
         ),
         Server(
             "gunicorn-uvicorn",
@@ -274,6 +288,7 @@ SERVERS = {
             per_core,
             packages=("gunicorn", "uvicorn-worker", "uvicorn", "uvloop", "httptools"),
             note="uvicorn's workers under gunicorn's process manager",
+            holds_thread=False,
         ),
     ]
 }

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from tools import ROOT, proxy
 from tools.serve import AppNotStarted, running
 
-from . import deployments, environment, verify
+from . import database, deployments, environment, verify
+from .delay_proxy import Launched
 from .errors import AppFailed
 from .processes import cpu_set, free_port, pinned, server_command
 from .servers import ENTRY, PRODUCTION, SERVERS
@@ -23,12 +24,19 @@ class Target:
 
     app: str
     deployment: str  # article, tuned, or a server's name (--server)
+    db_delay: float = 0.0  # seconds added to each round trip to Postgres (--db-delay)
     url: str | None = None
     record: dict = field(default_factory=dict)
+    proxy: object = None  # the delay proxy in front of its database (a Launched)
 
     @property
     def label(self):
         return f"{self.app} ({self.deployment})"
+
+    @property
+    def application_name(self):
+        """Its connections' name in pg_stat_activity."""
+        return f"bench {self.app} {self.deployment} {self.db_delay * 1000:g}ms"
 
     @property
     def measurable(self):
@@ -82,11 +90,12 @@ def connections_needed(options):
     )
 
 
-def new_target(app, deployment):
+def new_target(app, deployment, db_delay=0.0):
     server = None if deployment == EXTERNAL else deployments.server_for(deployment, app)
     record = {
         "app": app,
         "deployment": deployment,
+        "db_delay_ms": db_delay * 1000,
         "server": server,
         "versions": environment.stack_versions(app, server),
         "status": "measured",
@@ -97,7 +106,7 @@ def new_target(app, deployment):
         record["note"] = f"{server}: {SERVERS[server].note}."
     if deployments.behind_nginx(deployment):
         record["proxy"] = proxy.version()
-    return Target(app, deployment, record=record)
+    return Target(app, deployment, db_delay, record=record)
 
 
 def external(options):
@@ -117,15 +126,24 @@ def start(stack, options, target, database_url, log_dir, stamp):
     """Start target's app inside stack (stopped when the stack closes);
     on failure the target is marked failed and the run goes on."""
     settings = app_settings(options, target.app, target.deployment)
-    log_path = log_dir / f"{stamp}-{target.app}-{target.deployment}.log"
+    delay = f"-db{target.db_delay * 1000:g}ms" if target.db_delay else ""
+    log_path = log_dir / f"{stamp}-{target.app}-{target.deployment}{delay}.log"
     port = free_port(options.port)
     name = target.record["server"]
+    workers = int(settings["WEB_WORKERS"])
     command, threads = None, None
+    in_flight = workers if deployments.PRODUCTION_HOLDS_THREAD[target.app] else None
     if name != PRODUCTION:
         server = SERVERS[name]
-        workers = int(settings["WEB_WORKERS"])
         command = server.command(target.app, "127.0.0.1", port, app_cores(options), workers)
         threads = server.budget(app_cores(options), workers)[1]
+        in_flight = server.in_flight(app_cores(options), workers)
+    database_url = database.named(database_url, target.application_name)
+    if target.db_delay:
+        proxy_log = stack.enter_context(open(log_path.with_suffix(".proxy.log"), "w"))
+        pin = options.pin and options.pin["db"]
+        target.proxy = stack.enter_context(Launched(database_url, target.db_delay, proxy_log, pin))
+        database_url = target.proxy.url
     try:
         with pinned(options.pin and options.pin["app"]):
             server = stack.enter_context(
@@ -144,8 +162,9 @@ def start(stack, options, target, database_url, log_dir, stamp):
         target.url = f"http://127.0.0.1:{nginx_port}"
     target.record.update(
         server_command=server_command(server.process.pid),
-        workers=int(settings["WEB_WORKERS"]),
+        workers=workers,
         threads=threads,
+        in_flight=in_flight,
         pool_size=options.pool_size,
         settings=settings,
         log=str(log_path.relative_to(ROOT)) if log_path.is_relative_to(ROOT) else None,

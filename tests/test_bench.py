@@ -5,7 +5,9 @@ import dataclasses
 import http.server
 import shutil
 import threading
+import time
 
+import psycopg2
 import pytest
 
 from bench import cli, database, pgbench, report, verify, wrk
@@ -221,18 +223,79 @@ def test_options():
             "WORKER_CLASS=gthread",
             "--env",
             "GUNICORN_CMD_ARGS=--threads 20",
+            "--db-delay",
+            "0,500us,5ms",
         ]
     )
+    assert args.db_delay == pytest.approx((0.0, 0.0005, 0.005))
     assert args.connections == [20, 64, 256]
     assert args.deployment == ["article", "tuned"]
     assert args.routes == ["film", "review"]
     assert args.pin == {"app": "0", "db": "1", "load": "1"}
     assert dict(args.env) == {"WORKER_CLASS": "gthread", "GUNICORN_CMD_ARGS": "--threads 20"}
-    for wrong in (["--routes", "films,nope"], ["--env", "WORKERS"], ["--env", "a b=1"]):
+    wrong_ones = (
+        ["--routes", "films,nope"],
+        ["--env", "WORKERS"],
+        ["--env", "a b=1"],
+        ["--db-delay", "5ms,5ms"],
+        ["--db-delay", "-1ms"],
+        ["--db-delay", "far"],
+    )
+    for wrong in wrong_ones:
         with pytest.raises(SystemExit):
             cli.parser().parse_args(["flask", *wrong])
+
+
+def test_a_delay_is_not_put_in_front_of_a_server_started_elsewhere():
+    with pytest.raises(SystemExit, match="not with --target"):
+        cli.main(["quart", "--target", "http://127.0.0.1:1", "--db-delay", "5ms"])
+
+
+def test_each_app_is_named_in_its_database_url():
+    from bench.database import named
+
+    url = "postgresql://u:p@h:5/db?sslmode=disable&application_name=old"
+    assert named(url, "bench flask tuned 5ms") == (
+        "postgresql://u:p@h:5/db?sslmode=disable&application_name=bench%20flask%20tuned%205ms"
+    )
+    assert named("postgresql://h/db", "x") == "postgresql://h/db?application_name=x"
+
+
+def test_connections_held_are_read_from_pg_stat_activity(database_url):
+    from bench.database import ConnectionsHeld, named
+
+    url = named(database_url, "bench held test")
+    with ConnectionsHeld(database_url, "bench held test", every=0.05) as held:
+        connections = [psycopg2.connect(url) for _ in range(3)]
+        time.sleep(0.3)
+        for connection in connections:
+            connection.close()
+    assert held.most == 3
+    with ConnectionsHeld(None, "no database") as nothing:
+        pass
+    assert nothing.most is None
 
 
 def test_a_database_url_is_not_saved_in_the_command():
     shown = cli.shown_command(["flask", "--database-url", "postgresql://u:secret@h/db"])
     assert shown == "./benchmark.sh flask --database-url $DATABASE_URL"
+
+
+@pytest.mark.parametrize(
+    ("record", "connections", "trips", "expected"),
+    [
+        # Five sync workers, 3 round trips of 20 ms: 5 / 0.06 s, whatever wrk offers.
+        ({"workers": 5, "in_flight": 5, "pool_size": 20}, 100, 3.0, (5 / 0.06, 5)),
+        # An event loop: its pools (2 x 20) bound it, or wrk's connections.
+        ({"workers": 2, "in_flight": None, "pool_size": 20}, 100, 1.0, (40 / 0.02, 40)),
+        ({"workers": 2, "in_flight": None, "pool_size": 20}, 10, 1.0, (10 / 0.02, 10)),
+    ],
+)
+def test_the_bound_a_database_delay_sets_is_in_flight_over_round_trip_time(
+    record, connections, trips, expected
+):
+    run = {"round_trips_per_request": trips}
+    measurement = {"db_delay_ms": 20, "connections": connections, "runs": [run]}
+    limit, in_flight = report.bound(measurement, record)
+    assert (limit, in_flight) == (pytest.approx(expected[0]), expected[1])
+    assert report.bound({**measurement, "db_delay_ms": 0}, record) is None  # direct

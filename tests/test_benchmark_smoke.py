@@ -143,3 +143,59 @@ def test_a_server_matrix_offers_every_pair_one_rate_and_draws_its_chart(database
     text = path.with_suffix(".md").read_text()
     assert "## The server matrix" in text and "req/s offered: success / p99 ms" in text
     assert (tmp_path / (path.stem + "-matrix.png")).stat().st_size > 10_000
+
+
+def test_db_delay_measures_every_app_at_every_delay_within_its_bound(database_url, tmp_path):
+    delay_ms, connections = 5, 4
+    path, results = benchmark(
+        tmp_path,
+        "flask",
+        "quart",
+        "--db-delay",
+        f"0,{delay_ms}ms",
+        "-c",
+        str(connections),
+        "--routes",
+        "film,review",
+        "--duration",
+        "2s",
+        "--warmup",
+        "0",
+        "--workers",
+        "1",
+        "--database-url",
+        database_url,
+    )
+    rows = {(m["app"], m["db_delay_ms"], m["route"]): m for m in results["measurements"]}
+    assert set(rows) == {
+        (app, delay, route)
+        for app in ("flask", "quart")
+        for delay in (0, 5)
+        for route in ("film", "review")
+    }
+    for (app, delay, route), m in rows.items():
+        [run] = m["runs"]
+        assert m["summary"]["non_2xx"] == 0 and run["connections_held"] >= 1
+        if app == "flask":  # one sync worker: one request, one connection at a time
+            assert run["connections_held"] == 1
+        if route == "review":  # the books balance through the proxy too
+            assert 0 <= m["ledger"]["in_flight"] <= connections and m["ledger"]["responses_2xx"] > 0
+        if not delay:
+            assert "round_trips_per_request" not in run  # direct: no proxy to count them
+            continue
+        trips = run["round_trips_per_request"]
+        if (app, route) == ("flask", "film"):
+            assert 2.9 <= trips <= 3.2, trips  # psycopg2: BEGIN, SELECT, COMMIT
+        if (app, route) == ("quart", "film"):
+            # asyncpg: one prepared SELECT, and the reset query its pool runs on release.
+            assert 1.9 <= trips <= 2.3, trips
+        # Little's law: no more than the requests in flight over their time in round trips.
+        in_flight = 1 if app == "flask" else connections
+        assert m["summary"]["requests_per_s"] <= in_flight / (trips * delay_ms / 1000) * 1.1
+    pgbench = {(p["db_delay_ms"], p["route"]): p["tps"] for p in results["pgbench"]}
+    assert pgbench[(5, "film")] <= connections / (delay_ms / 1000) * 1.05  # through a proxy too
+    assert [a["db_delay_ms"] for a in results["apps"]] == [0, 0, 5, 5]
+    assert results["delay_proxy"] and results["db_delays_ms"] == [0, 5]
+    text = path.with_suffix(".md").read_text()
+    assert "## When async pays: database delay x connections" in text
+    assert (tmp_path / (path.stem + "-sweep.png")).stat().st_size > 10_000

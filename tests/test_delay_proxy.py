@@ -17,7 +17,7 @@ import psycopg2
 import pytest
 
 from bench import delay_proxy, openloop, pgbench
-from bench.delay_proxy import DelayProxy, parse_delay, proxied_url
+from bench.delay_proxy import DelayProxy, Launched, parse_delay, proxied_url
 from db import embedded
 from tests.helpers import query
 from tools import ROOT
@@ -155,6 +155,26 @@ def test_the_proxy_runs_as_a_command(database_url):
         assert process.wait(10) == 0
     counts = json.loads(process.stdout.read().strip().removeprefix(delay_proxy.MARKER))
     assert counts["peak"] == counts["total"] == 1  # "open" may not yet have seen the close
+
+
+def test_the_benchmark_runs_it_as_a_process_that_counts_round_trips(database_url, tmp_path):
+    with open(tmp_path / "proxy.log", "w") as log, Launched(database_url, 0.005, log) as proxy:
+        connection = psycopg2.connect(proxy.url)
+        try:
+            before = proxy.counts()
+            with connection.cursor() as cursor:
+                started = time.perf_counter()
+                cursor.execute("SELECT 1")  # psycopg2 sends BEGIN first, and waits
+                connection.commit()
+                elapsed = time.perf_counter() - started
+            after = proxy.counts()
+        finally:
+            connection.close()
+    # BEGIN, SELECT, COMMIT: three writes, each waiting for its answer.
+    assert after["writes"] - before["writes"] == 3
+    assert elapsed >= 3 * 0.005
+    assert (after["open"], after["total"]) == (1, 1)
+    assert proxy.process.returncode == 0
 
 
 def test_an_unreachable_upstream_closes_the_client(database_url):

@@ -1,0 +1,51 @@
+"""One measured run of one app on one route, closed loop (wrk) or open loop
+(bench/openloop): the warm-up, the run, what the app held of the database
+meanwhile, and the books of a POST."""
+
+from typing import NamedTuple
+
+from . import database
+
+
+class Load(NamedTuple):
+    """A load generator for one app and route: command(seconds) -> argv;
+    run(argv, log) -> its report (with "ok" and "non_2xx"); unanswered(report)
+    -> how many requests may have been written without their answer read."""
+
+    command: object
+    run: object
+    unanswered: object
+
+
+def measure_once(target, route, db, options, log, load):
+    """The run's report, with:
+    - connections_held: the most connections the app held (pg_stat_activity);
+    - round_trips_per_request: through a delay proxy, the writes the app sent
+      Postgres per answered request (each waits for its answer: a round trip),
+      and proxy_cpu_share: the share of one core the proxy used meanwhile;
+    - ledger: a POST run's books (rows added against 2xx answers)."""
+    if options.warmup:
+        load.run(load.command(options.warmup), log)
+    if route.body:
+        db.settle_and_reset()  # the warm-up's last writes land before the run's books open
+    before = target.proxy.counts() if target.proxy else None
+    cpu_before = target.proxy.cpu_seconds() if target.proxy else None
+    args = load.command(options.duration)
+    with database.ConnectionsHeld(db.url, target.application_name) as held:
+        result = load.run(args, log)
+    result["command"] = " ".join(args)
+    result["connections_held"] = held.most
+    if before:
+        writes = target.proxy.counts()["writes"] - before["writes"]
+        answered = result["ok"] + result["non_2xx"]
+        result["round_trips_per_request"] = writes / answered if answered else None
+        if cpu_before is not None:
+            used = target.proxy.cpu_seconds() - cpu_before
+            result["proxy_cpu_share"] = used / result["duration_s"]
+    if route.body and db.connection is not None:
+        rows = database.settled_review_count(db.connection)
+        result["ledger"] = database.check_nothing_lost(
+            result["ok"], rows, load.unanswered(result)
+        ).as_dict()
+    db.reset_reviews()
+    return result
