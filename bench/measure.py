@@ -5,6 +5,7 @@ meanwhile, and the books of a POST."""
 from typing import NamedTuple
 
 from . import database
+from .processes import shown
 
 
 class Load(NamedTuple):
@@ -33,7 +34,7 @@ def measure_once(target, route, db, options, log, load):
     args = load.command(options.duration)
     with database.ConnectionsHeld(db.url, target.application_name) as held:
         result = load.run(args, log)
-    result["command"] = " ".join(args)
+    result["command"] = shown(args)
     result["connections_held"] = held.most
     if before:
         writes = target.proxy.counts()["writes"] - before["writes"]

@@ -95,9 +95,13 @@ def server_command(pid):
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return None
-    parts = [part.decode(errors="replace") for part in raw.split(b"\0") if part]
-    # Relative to the project, as a reader would type it.
-    return " ".join(part.removeprefix(f"{ROOT}{os.sep}") for part in parts)
+    return shown([part.decode(errors="replace") for part in raw.split(b"\0") if part])
+
+
+def shown(args):
+    """A command line relative to the project, as a reader would type it (and
+    with no path of this machine in the results)."""
+    return " ".join(str(arg).removeprefix(f"{ROOT}{os.sep}") for arg in args)
 
 
 def run_logged(args, log=None):

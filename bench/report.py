@@ -202,8 +202,9 @@ def matrix_tables(results):
             row = fixed.get((app, server, route))
             if row:
                 report = row["report"]
-                p99 = (report["latency_ms"] or {}).get("p99")
-                return f"{report['success_rate']:.1%} / {number(p99, '{:,.1f}')}"
+                latency = report["latency_ms"] or {}
+                tail = " / ".join(number(latency.get(key), "{:,.0f}") for key in ("p99", "max"))
+                return f"{report['success_rate']:.1%} / {tail}"
 
         return cell
 
@@ -224,7 +225,7 @@ def matrix_tables(results):
         if rates:
             shown = ", ".join(f"{rate:,g}" for rate in sorted(rates))
             lines += [
-                f"### {ROUTES[route].label} at {shown} req/s offered: success / p99 ms",
+                f"### {ROUTES[route].label} at {shown} req/s offered: success / p99 / max ms",
                 "",
                 table(["server", *apps], matrix_rows(servers, apps, failed, open_loop(route))),
                 "",
@@ -294,11 +295,11 @@ def markdown(results):
             lines.append(f"**{app['app']} ({app['deployment']}) not measured:** {app['reason']}")
             lines.append("")
     lines += proxy_cost_table(results)
-    lines += fixed_rate_tables(results)
+    lines += sweep_tables(results)
     matrix = matrix_tables(results)
     if matrix:
         lines += ["## The server matrix", "", *matrix]
-    lines += sweep_tables(results)
+    lines += fixed_rate_tables(results)
     for section in sections(results):
         deployment, connections, delay, measurements, pgbench, apps = section
         kind = "server" if matrix else "deployment"

@@ -141,7 +141,7 @@ def test_a_server_matrix_offers_every_pair_one_rate_and_draws_its_chart(database
     assert {row["rate"] for row in results["openloop"]} == {round(0.75 * peaks["gunicorn-sync"])}
     assert {row["deployment"] for row in results["openloop"]} == set(peaks)
     text = path.with_suffix(".md").read_text()
-    assert "## The server matrix" in text and "req/s offered: success / p99 ms" in text
+    assert "## The server matrix" in text and "req/s offered: success / p99 / max ms" in text
     assert (tmp_path / (path.stem + "-matrix.png")).stat().st_size > 10_000
 
 

@@ -233,3 +233,29 @@ def test_two_runs_compared_ratio_by_ratio(tmp_path):
     text, worst = compare.compare([first, second])
     assert "| tuned | 20 | GET /films/995/ | quart | 2.00x | 2.40x | ±9% |" in text
     assert worst == pytest.approx(0.4 / 4.4)
+
+
+def test_published_results_show_commands_as_a_reader_types_them():
+    """No absolute path of the machine that ran them (an interpreter, a temporary
+    folder) in the command lines of the committed results."""
+    import json
+
+    from tools import ROOT
+
+    def commands(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key.endswith("command") and isinstance(value, str):
+                    yield value
+                else:
+                    yield from commands(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from commands(value)
+
+    paths = sorted((ROOT / "docs" / "results").glob("*.json"))
+    assert paths
+    for path in paths:
+        for command in commands(json.loads(path.read_text())):
+            absolute = [part for part in command.split() if part.startswith("/")]
+            assert not absolute, f"{path.name}: {command}"
