@@ -14,8 +14,6 @@ tests/test_blocking_trap.py runs the same measurement and asserts the stall.
 
 import asyncio
 import http.client
-import json
-import platform
 import statistics
 import subprocess
 import sys
@@ -25,6 +23,8 @@ from contextlib import contextmanager
 
 from quart import Quart
 from quart.utils import run_sync
+
+from docs.examples.report import print_report
 
 SLEEP = 0.5  # seconds each slow view waits
 VIEWS = ("blocking", "awaiting", "in-thread")
@@ -134,18 +134,13 @@ def measure(port, repeat=3):
 def main():
     with serving() as port:
         results = measure(port, repeat=5)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True)
-    report = {
-        "command": "python -m docs.examples.blocking_trap",
-        "git_commit": commit.stdout.decode().strip(),
-        "python": platform.python_version(),
-        "server": "uvicorn, 1 worker",
-        "sleep_s": SLEEP,
-        "repeat": 5,
+    print_report(
+        "python -m docs.examples.blocking_trap",
+        server="uvicorn, 1 worker",
+        sleep_s=SLEEP,
+        repeat=5,
         **results,
-    }
-    json.dump(report, sys.stdout, indent=2)
-    print()
+    )
 
 
 if __name__ == "__main__":

@@ -12,11 +12,7 @@ database stopped at the end:
     .venv/bin/python -m docs.examples.gevent_wait > docs/results/2026-11-23-gevent-wait.json
 """
 
-import json
-import platform
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -27,6 +23,7 @@ import psycopg2
 
 from bench.servers import SERVERS
 from db import embedded
+from docs.examples.report import print_report
 from tools.serve import database, running
 
 SERVER_NAMES = ("gunicorn-sync", "gunicorn-gevent", "gunicorn-gevent-psycogreen")
@@ -81,18 +78,13 @@ def measure(name, database_url, repeat):
 def main(repeat=3):
     with database() as database_url:
         results = {name: measure(name, database_url, repeat) for name in SERVER_NAMES}
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True)
-    report = {
-        "command": "python -m docs.examples.gevent_wait",
-        "git_commit": commit.stdout.decode().strip(),
-        "python": platform.python_version(),
-        "app": "flask, 1 worker process",
-        "database_timeout_s": DATABASE_TIMEOUT,
-        "repeat": repeat,
-        "servers": results,
-    }
-    json.dump(report, sys.stdout, indent=2)
-    print()
+    print_report(
+        "python -m docs.examples.gevent_wait",
+        app="flask, 1 worker process",
+        database_timeout_s=DATABASE_TIMEOUT,
+        repeat=repeat,
+        servers=results,
+    )
 
 
 if __name__ == "__main__":
