@@ -171,6 +171,8 @@ FRAMING = {
     b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
     "two different Content-Lengths": framed("Content-Length: 2\r\nContent-Length: 3\r\n", b"{}"),
     "Content-Length +2": framed("Content-Length: +2\r\n", b"{}"),
+    "Content-Length of 20 digits": framed("Content-Length: " + "9" * 20 + "\r\n", b"{}"),
+    "Expect: 200-ok": framed("Expect: 200-ok\r\nContent-Length: 2\r\n", b"{}"),
     "chunk extension": framed("Transfer-Encoding: chunked\r\n", b"2;x=1\r\n{}\r\n0\r\n\r\n"),
     "trailer field": framed("Transfer-Encoding: chunked\r\n", b"2\r\n{}\r\n0\r\nX-T: 1\r\n\r\n"),
     # RFC 9112 5: field syntax
@@ -184,11 +186,14 @@ FRAMING = {
     "http/1.1 in lower case": head("GET /health http/1.1"),
     "HTTP/1.1 without Host": head("GET /health HTTP/1.1", ""),
     "two Host fields": head("GET /health HTTP/1.1", "Host: x\r\nHost: y\r\n"),
+    "an empty Host": head("GET /health HTTP/1.1", "Host:\r\n"),
     # RFC 9112 3.2: request target
     "absolute-form": head("GET http://x/health HTTP/1.1"),
     "asterisk-form": head("OPTIONS * HTTP/1.1"),
     "authority-form": head("CONNECT x:80 HTTP/1.1"),
     "a fragment": head("GET /health#x HTTP/1.1"),
+    "a raw UTF-8 byte in the target": head("GET /films/\u00e9/ HTTP/1.1"),
+    "%zz in the path": head("GET /films/%zz/ HTTP/1.1"),
     "a target without its /": head("GET health HTTP/1.1"),
     "two spaces after the method": head("GET  /health HTTP/1.1"),
     "request line of 4,094 bytes": request_line(4094),
@@ -252,6 +257,9 @@ SERVER_ANSWERS = {
     "chunked in HTTP/1.0": ((400, HTML), (400, HTML), NOT_A_REVIEW, NOT_A_REVIEW),
     "two different Content-Lengths": ((400, HTML), (400, HTML), (400, TEXT), (400, JSON)),
     "Content-Length +2": ((400, HTML), (400, HTML), (400, TEXT), (400, JSON)),
+    "Content-Length of 20 digits": ((413, JSON), (413, JSON), (400, TEXT), (413, JSON)),
+    # RFC 9110 10.1.1: a server MAY answer 417 to an expectation it does not know.
+    "Expect: 200-ok": ((417, HTML), (417, HTML), NOT_A_REVIEW, (417, JSON)),
     "chunk extension": (NOT_A_REVIEW,) * 4,
     "trailer field": (NOT_A_REVIEW, NOT_A_REVIEW, NOT_A_REVIEW, ITEM_5),
     "obs-fold": ((400, HTML), (400, HTML), (400, TEXT), (400, JSON)),
@@ -267,10 +275,14 @@ SERVER_ANSWERS = {
     # RFC 9112 3.2 says 400 for both; nginx does, the servers answer.
     "HTTP/1.1 without Host": (OK, OK, OK, OK),
     "two Host fields": ((400, HTML), (400, HTML), OK, OK),
+    "an empty Host": (OK, OK, OK, OK),
     "absolute-form": (OK, OK, OK, OK),
     "asterisk-form": ((404, JSON),) * 4,
     "authority-form": ((404, JSON), (404, JSON), (400, TEXT), ITEM_5),
     "a fragment": (OK, OK, OK, OK),
+    # RFC 3986: not a URI. nginx passed it on, as gunicorn's HTML and uvicorn's text.
+    "a raw UTF-8 byte in the target": ((400, HTML), (400, HTML), (400, TEXT), (400, JSON)),
+    "%zz in the path": ((404, JSON),) * 4,  # names no route
     "a target without its /": ((400, HTML), (400, HTML), (400, TEXT), ITEM_5),
     "two spaces after the method": ((400, HTML), (400, HTML), OK, (400, JSON)),
     "request line of 4,094 bytes": (OK, OK, OK, OK),
@@ -305,6 +317,8 @@ PROXY_ANSWERS = {
     "chunked in HTTP/1.0": 400,
     "two different Content-Lengths": 400,
     "Content-Length +2": 400,
+    "Content-Length of 20 digits": 400,  # more than nginx's off_t holds
+    "Expect: 200-ok": 422,  # nginx reads the body itself, and drops Expect
     "chunk extension": 422,
     "trailer field": 422,
     "obs-fold": 400,
@@ -316,10 +330,13 @@ PROXY_ANSWERS = {
     "http/1.1 in lower case": 400,
     "HTTP/1.1 without Host": 400,
     "two Host fields": 400,
+    "an empty Host": 400,
     "absolute-form": 200,
     "asterisk-form": 400,
     "authority-form": 400,
     "a fragment": 200,
+    "a raw UTF-8 byte in the target": 400,
+    "%zz in the path": 400,  # nginx decodes the path to route it
     "a target without its /": 400,
     "two spaces after the method": 200,
     "request line of 4,094 bytes": 200,
@@ -339,6 +356,7 @@ PROXY_ANSWERS = {
 MESSAGES = {
     400: contract.MALFORMED_REQUEST,
     405: contract.METHOD_NOT_ALLOWED,
+    413: contract.BODY_TOO_LARGE,
     414: contract.URI_TOO_LONG,
     422: contract.BAD_FILM_ID,
     431: contract.HEADERS_TOO_LARGE,
