@@ -8,9 +8,9 @@
 # --preload each worker calls get_app(), so each opens (and closes) its own pool.
 #
 # --limit-request-fields: gunicorn refuses more than 100 header fields by
-# default, as HTML, where the other servers bound a head by its size. 6,000 is
-# more than nginx's buffers hold (1 KB + 4 x 4 KB of 3-byte fields, api.inc),
-# so behind the proxy gunicorn refuses nothing nginx passes (docs/contract.md).
+# default, as HTML, where nginx takes 1,000 and the other servers bound a head
+# by its size only. 6,000 is more than nginx's buffers hold (1 KB + 4 x 4 KB
+# of 3-byte fields): no count nginx takes is refused here (docs/contract.md).
 set -eu
 exec gunicorn 'falcon_app:get_app()' \
     --bind "${HOST:-127.0.0.1}:${PORT:-8000}" \
