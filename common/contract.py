@@ -41,7 +41,11 @@ REQUEST_TIMEOUT = "request not received in time"
 _DIGITS = re.compile(r"0*([0-9]{1,10})")
 _SIGNED_DIGITS = re.compile(r"(-?)0*([0-9]{1,10})")
 # A JSON string (skipped whole: brackets inside it do not nest) or a bracket.
-_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+# The closing quote is optional so that the scan is linear in the body's size:
+# were it required, an unterminated string such as "\"\"\"... would be scanned
+# to the end again from each of its quotes, seconds of CPU for one 64 KB body.
+# A body whose last string is unterminated is not JSON, and json.loads says so.
+_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
 
 
 class ContractError(Exception):
