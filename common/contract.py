@@ -29,12 +29,24 @@ BAD_FILM_ID = "film_id must be an integer"
 BAD_RATING = "rating must be an integer from 1 to 5"
 UNKNOWN_FILM = "film_id does not name a film"
 DATABASE_UNAVAILABLE = "database unavailable"
+INTERNAL_ERROR = "internal server error"
 # What the servers and the proxy refuse before an app sees a request, where
 # they let us say it in JSON (docs/contract.md, "Errors from the servers").
 MALFORMED_REQUEST = "malformed HTTP request"
 URI_TOO_LONG = "request line is too long"
 HEADERS_TOO_LARGE = "request headers are too large"
 REQUEST_TIMEOUT = "request not received in time"
+EXPECTATION_FAILED = "the only expectation supported is 100-continue"
+
+# What Postgres answers when it cannot serve a request now, however well-formed
+# the request: SQLSTATE classes (two characters) and codes, each the contract's
+# 503 DATABASE_UNAVAILABLE, which a client may retry. 08 connection, 28 login
+# refused (pg_hba.conf, role, password), 3D000 no such database, 40 transaction
+# rolled back (deadlock, serialization), 53 out of resources, 55 object in use
+# or lock not available, 57 operator intervention (shutting down, statement
+# cancelled), 58 system error, 25006 read-only transaction (a hot standby, after
+# a failover). In each the transaction did not commit: nothing was written.
+UNAVAILABLE_SQLSTATES = ("08", "25006", "28", "3D000", "40", "53", "55", "57", "58")
 
 # A sign, leading zeros, then at most 10 digits: int4's range, checked before
 # int(), which refuses strings of more than 4,300 digits with a ValueError.
@@ -115,6 +127,11 @@ def parse_review(body):
     if not 0 < film_id <= INT4_MAX:
         raise ContractError(422, UNKNOWN_FILM)
     return film_id, rating
+
+
+def unavailable(sqlstate):
+    """Whether a database error's SQLSTATE (None if it has none) is a 503."""
+    return (sqlstate or "").startswith(UNAVAILABLE_SQLSTATES)
 
 
 def _nests_too_deep(text):

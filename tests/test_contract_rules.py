@@ -137,3 +137,32 @@ def test_no_body_of_two_fragments_costs_more_than_the_bound():
 @settings(max_examples=60, deadline=None)
 def test_no_generated_body_costs_more_than_the_bound(prefix, unit):
     assert cpu_seconds(filled(unit, prefix)) < CPU_BOUND
+
+
+@pytest.mark.parametrize(
+    ("sqlstate", "is_unavailable"),
+    [
+        ("08006", True),  # connection failure
+        ("08001", True),  # the client could not connect
+        ("28000", True),  # login refused: pg_hba.conf, no such role
+        ("28P01", True),  # wrong password
+        ("3D000", True),  # no such database
+        ("40P01", True),  # deadlock victim
+        ("40001", True),  # serialization failure
+        ("53300", True),  # too many connections
+        ("55P03", True),  # lock not available
+        ("57014", True),  # statement cancelled (statement_timeout)
+        ("57P01", True),  # shutting down
+        ("57P03", True),  # cannot connect now (starting up)
+        ("58030", True),  # I/O error
+        ("25006", True),  # read-only transaction: a hot standby
+        ("25P02", False),  # in a failed transaction: the app's bug
+        ("42P01", False),  # no such table: a schema the app does not expect
+        ("23505", False),  # unique violation
+        ("22P02", False),  # invalid text representation
+        ("54001", False),  # statement too complex (psycopg2: an OperationalError)
+        (None, False),  # the driver's own: decided by its class in each app
+    ],
+)
+def test_unavailable_by_sqlstate(sqlstate, is_unavailable):
+    assert contract.unavailable(sqlstate) is is_unavailable

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.corpus import filled
-from tests.faults import behind_proxy, raw
+from tests.faults import behind_proxy, post, raw
 
 # The units that were quadratic, the costliest pair now, and deep nesting.
 COSTLIEST = ['\\"', '"\\"', '"\\\\\\"', "}}", "[", '{"a":']
@@ -31,11 +31,6 @@ def target(request, server, tmp_path_factory):
         yield server
     else:
         yield from behind_proxy(server, tmp_path_factory.mktemp("logs"))
-
-
-def post(port, body):
-    head = f"POST /reviews/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {len(body)}"
-    return raw(port, f"{head}\r\n\r\n".encode() + body, timeout=BOUND_SECONDS * 2)
 
 
 def health(port):
@@ -65,7 +60,7 @@ def test_costliest_bodies_are_refused_cheaply_while_the_app_serves(target, serve
     body = filled(unit)
     used = cpu_seconds(server.process.pid) if server.process else None
     with ThreadPoolExecutor(AT_ONCE + 1) as pool:
-        posts = [pool.submit(post, port, body) for _ in range(AT_ONCE)]
+        posts = [pool.submit(post, port, body, BOUND_SECONDS * 2) for _ in range(AT_ONCE)]
         time.sleep(0.05)
         probe = health(port)
         answers = [future.result() for future in posts]
