@@ -99,6 +99,15 @@ def test_a_malformed_key_is_400_and_stores_nothing(server, db, key):
     assert keyed_reviews(db) == []
 
 
+@pytest.mark.parametrize("key", ["a\x7fb", "a\x01b"], ids=["del", "control"])
+def test_a_control_character_in_the_key_is_400_and_stores_nothing(server, db, key):
+    """gunicorn and uvicorn refuse a control character in any header value
+    themselves (400, not JSON: docs/contract.md); Sanic lets the app answer."""
+    status, _ = raw_post(server, f"Idempotency-Key: {key}\r\n", json.dumps(REVIEW))
+    assert status == 400
+    assert keyed_reviews(db) == []
+
+
 def test_a_malformed_key_is_400_before_the_body_is_read(server, db):
     response = call(server, "POST", "/reviews/", "not json", {"Idempotency-Key": ""})
     assert_json(response, 400, {"error": contract.BAD_IDEMPOTENCY_KEY})
@@ -134,7 +143,10 @@ def raw_post(server, extra_head, body, barrier=None):
         sock.sendall(request[-1:])
         response = HTTPResponse(sock)
         response.begin()
-        return response.status, json.loads(response.read())
+        body = response.read()
+        if response.getheader("Content-Type") != "application/json":
+            return response.status, body  # a server's own refusal
+        return response.status, json.loads(body)
 
 
 @pytest.mark.parametrize("ratings", [[4] * AT_ONCE, [1, 2, 3, 4, 5, 4]], ids=["same", "mixed"])
