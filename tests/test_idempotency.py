@@ -7,16 +7,20 @@ case; concurrent requests with one key through real sockets."""
 import json
 import socket
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from http.client import HTTPResponse
 from urllib.parse import urlsplit
 
+import psycopg2
 import pytest
+import requests
 
 from common import contract
 from tests.corpus import REVIEW
 from tests.helpers import query
 from tests.test_contract import assert_json, call
+from tests.test_faults import query_none
 
 KEY = "9b2f6c1e-6a4e-4d1b-9a51-3c1f3f6f0a7e"
 HEADERS = {"Content-Type": "application/json", "Idempotency-Key": KEY}
@@ -174,3 +178,35 @@ def test_concurrent_requests_with_one_key_store_one_review(server, db, ratings):
             else:  # another review under the same key
                 assert answer == (422, {"error": contract.IDEMPOTENCY_KEY_REUSED})
     assert len(keyed_reviews(db)) == ROUNDS
+
+
+def test_a_retry_after_a_lost_answer_stores_the_review_once(server, db, record_property):
+    """The client's side of an ambiguous write. The INSERT waits behind a
+    table lock until the client has given up (as a client timeout or a lost
+    connection would leave it), then runs: the review may be stored although
+    no 201 arrived. The retry with the same key answers 201 with the one
+    stored review, however the first attempt ended."""
+    locker = psycopg2.connect(db.dsn)
+    try:
+        query_none(locker, "LOCK TABLE review IN EXCLUSIVE MODE")  # blocks INSERTs
+        with pytest.raises(requests.exceptions.ReadTimeout):
+            requests.post(server.url + "/reviews/", json=REVIEW, headers=HEADERS, timeout=1)
+        locker.commit()  # the first attempt's INSERT runs now, its answer unread
+    finally:
+        locker.close()
+    stored_first = wait_for_key(db, KEY)
+    record_property("stored_behind_the_lost_answer", stored_first)
+    retry = post(server, REVIEW)
+    [(review_id, film_id, rating, key)] = keyed_reviews(db)
+    assert_json(retry, 201, {"review_id": review_id, **REVIEW})
+    assert (film_id, rating, key) == (995, 4, KEY)
+
+
+def wait_for_key(db, key, seconds=3.0):
+    """Whether a review with key is stored within seconds."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if query(db, "SELECT 1 FROM review WHERE idempotency_key = %s", key):
+            return True
+        time.sleep(0.05)
+    return False
