@@ -14,6 +14,7 @@ MAX_BODY_BYTES = 64 * 1024  # a review is a few dozen bytes
 # deep it gets before a RecursionError depends on the server's stack: a fixed
 # limit gives every app the same answer.
 MAX_JSON_DEPTH = 32
+MAX_IDEMPOTENCY_KEY = 255  # a UUID is 36; the column is varchar(255)
 INT4_MAX = 2**31 - 1  # the id and year columns are Postgres integers
 DEFAULT_YEAR = 2000
 
@@ -28,6 +29,10 @@ NOT_AN_OBJECT = "review must be a JSON object"
 BAD_FILM_ID = "film_id must be an integer"
 BAD_RATING = "rating must be an integer from 1 to 5"
 UNKNOWN_FILM = "film_id does not name a film"
+BAD_IDEMPOTENCY_KEY = (
+    "Idempotency-Key must be one header of 1 to 255 visible ASCII characters, no comma"
+)
+IDEMPOTENCY_KEY_REUSED = "Idempotency-Key was already used for another review"
 DATABASE_UNAVAILABLE = "database unavailable"
 INTERNAL_ERROR = "internal server error"
 # What the servers and the proxy refuse before an app sees a request, where
@@ -52,6 +57,9 @@ UNAVAILABLE_SQLSTATES = ("08", "25006", "28", "3D000", "40", "53", "55", "57", "
 # int(), which refuses strings of more than 4,300 digits with a ValueError.
 _DIGITS = re.compile(r"0*([0-9]{1,10})")
 _SIGNED_DIGITS = re.compile(r"(-?)0*([0-9]{1,10})")
+# Visible ASCII but the comma: gunicorn joins repeated headers with commas, so
+# a comma would make one key out of two headers in Flask and Falcon.
+_IDEMPOTENCY_KEY = re.compile(rf"[\x21-\x2b\x2d-\x7e]{{1,{MAX_IDEMPOTENCY_KEY}}}")
 # A JSON string (skipped whole: brackets inside it do not nest) or a bracket.
 # The closing quote is optional so that the scan is linear in the body's size:
 # were it required, an unterminated string such as "\"\"\"... would be scanned
@@ -132,6 +140,25 @@ def parse_review(body):
 def unavailable(sqlstate):
     """Whether a database error's SQLSTATE (None if it has none) is a 503."""
     return (sqlstate or "").startswith(UNAVAILABLE_SQLSTATES)
+
+
+def parse_idempotency_key(values):
+    """The Idempotency-Key header's values (an empty list when it is absent)
+    -> the key, or None. 400 unless it is one header of 1 to
+    MAX_IDEMPOTENCY_KEY visible ASCII characters other than a comma. The key is
+    opaque: a draft-style quoted string ("...") is a key, quotes included."""
+    if not values:
+        return None
+    if len(values) > 1 or not _IDEMPOTENCY_KEY.fullmatch(values[0]):
+        raise ContractError(400, BAD_IDEMPOTENCY_KEY)
+    return values[0]
+
+
+def check_replay(review, film_id, rating):
+    """review: the row stored under the request's Idempotency-Key. 422 if it
+    is not the review this request asks for: the key was used for another."""
+    if (review["film_id"], review["rating"]) != (film_id, rating):
+        raise ContractError(422, IDEMPOTENCY_KEY_REUSED)
 
 
 def _nests_too_deep(text):

@@ -39,18 +39,14 @@ class AppNotStarted(RuntimeError):
 def database(name=embedded.DATABASE, url=None, **settings):
     """Yield the URL of a database holding the sample data: url, else
     DATABASE_URL, else the embedded server's database `name` (started with
-    settings if it is not running, and then stopped on exit)."""
+    settings if it is not running, and stopped on exit by the last process
+    using it: embedded.serving())."""
     url = url or os.environ.get("DATABASE_URL")
-    started = False
-    if not url:
-        started = embedded.running_port() is None
-        url = embedded.start(database=name, **settings)
-    try:
+    with contextlib.ExitStack() as stack:
+        if not url:
+            url = stack.enter_context(embedded.serving(name, **settings))
         load(url)
         yield url
-    finally:
-        if started:
-            embedded.stop()
 
 
 def start_app(app, port, database_url, log=None, command=None, **settings):
