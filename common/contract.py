@@ -14,6 +14,7 @@ MAX_BODY_BYTES = 64 * 1024  # a review is a few dozen bytes
 # deep it gets before a RecursionError depends on the server's stack: a fixed
 # limit gives every app the same answer.
 MAX_JSON_DEPTH = 32
+MAX_IDEMPOTENCY_KEY = 255  # a UUID is 36; the column is varchar(255)
 INT4_MAX = 2**31 - 1  # the id and year columns are Postgres integers
 DEFAULT_YEAR = 2000
 
@@ -28,7 +29,12 @@ NOT_AN_OBJECT = "review must be a JSON object"
 BAD_FILM_ID = "film_id must be an integer"
 BAD_RATING = "rating must be an integer from 1 to 5"
 UNKNOWN_FILM = "film_id does not name a film"
+BAD_IDEMPOTENCY_KEY = (
+    "Idempotency-Key must be one header of 1 to 255 visible ASCII characters, no comma"
+)
+IDEMPOTENCY_KEY_REUSED = "Idempotency-Key was already used for another review"
 DATABASE_UNAVAILABLE = "database unavailable"
+INTERNAL_ERROR = "internal server error"
 # What the servers and the proxy refuse before an app sees a request, where
 # they let us say it in JSON (docs/contract.md, "Errors from the servers").
 MALFORMED_REQUEST = "malformed HTTP request"
@@ -57,19 +63,37 @@ PROXY_MESSAGES = {
     421: "misdirected request",
     429: "too many requests",
     431: HEADERS_TOO_LARGE,  # nginx's 494
-    500: "internal server error",
+    500: INTERNAL_ERROR,
     501: "transfer coding not implemented",
     503: "app unavailable",  # and nginx's 502 and 504: the app is down or silent
     505: "HTTP version not supported",
     507: "insufficient storage",
 }
+EXPECTATION_FAILED = "the only expectation supported is 100-continue"
+
+# What Postgres answers when it cannot serve a request now, however well-formed
+# the request: SQLSTATE classes (two characters) and codes, each the contract's
+# 503 DATABASE_UNAVAILABLE, which a client may retry. 08 connection, 28 login
+# refused (pg_hba.conf, role, password), 3D000 no such database, 40 transaction
+# rolled back (deadlock, serialization), 53 out of resources, 55 object in use
+# or lock not available, 57 operator intervention (shutting down, statement
+# cancelled), 58 system error, 25006 read-only transaction (a hot standby, after
+# a failover). In each the transaction did not commit: nothing was written.
+UNAVAILABLE_SQLSTATES = ("08", "25006", "28", "3D000", "40", "53", "55", "57", "58")
 
 # A sign, leading zeros, then at most 10 digits: int4's range, checked before
 # int(), which refuses strings of more than 4,300 digits with a ValueError.
 _DIGITS = re.compile(r"0*([0-9]{1,10})")
 _SIGNED_DIGITS = re.compile(r"(-?)0*([0-9]{1,10})")
+# Visible ASCII but the comma: gunicorn joins repeated headers with commas, so
+# a comma would make one key out of two headers in Flask and Falcon.
+_IDEMPOTENCY_KEY = re.compile(rf"[\x21-\x2b\x2d-\x7e]{{1,{MAX_IDEMPOTENCY_KEY}}}")
 # A JSON string (skipped whole: brackets inside it do not nest) or a bracket.
-_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+# The closing quote is optional so that the scan is linear in the body's size:
+# were it required, an unterminated string such as "\"\"\"... would be scanned
+# to the end again from each of its quotes, seconds of CPU for one 64 KB body.
+# A body whose last string is unterminated is not JSON, and json.loads says so.
+_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
 
 
 class ContractError(Exception):
@@ -145,6 +169,30 @@ def allow_header(methods):
     """The Allow header's value, in one order: the frameworks collect a route's
     methods in a set, whose order changes with each process's hash seed."""
     return ", ".join(sorted(method.strip() for method in methods))
+
+
+def unavailable(sqlstate):
+    """Whether a database error's SQLSTATE (None if it has none) is a 503."""
+    return (sqlstate or "").startswith(UNAVAILABLE_SQLSTATES)
+
+
+def parse_idempotency_key(values):
+    """The Idempotency-Key header's values (an empty list when it is absent)
+    -> the key, or None. 400 unless it is one header of 1 to
+    MAX_IDEMPOTENCY_KEY visible ASCII characters other than a comma. The key is
+    opaque: a draft-style quoted string ("...") is a key, quotes included."""
+    if not values:
+        return None
+    if len(values) > 1 or not _IDEMPOTENCY_KEY.fullmatch(values[0]):
+        raise ContractError(400, BAD_IDEMPOTENCY_KEY)
+    return values[0]
+
+
+def check_replay(review, film_id, rating):
+    """review: the row stored under the request's Idempotency-Key. 422 if it
+    is not the review this request asks for: the key was used for another."""
+    if (review["film_id"], review["rating"]) != (film_id, rating):
+        raise ContractError(422, IDEMPOTENCY_KEY_REUSED)
 
 
 def _nests_too_deep(text):

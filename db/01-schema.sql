@@ -68,3 +68,11 @@ CREATE TABLE IF NOT EXISTS review (
 );
 
 CREATE INDEX IF NOT EXISTS idx_review_film_id ON review (film_id);
+
+-- The client's Idempotency-Key of a POST /reviews/ that sent one (a retry finds
+-- the review it stored). Added by ALTER so that loading this file upgrades a
+-- database loaded before it had the column. Unique where set: a partial index,
+-- so a review without a key costs no index entry.
+ALTER TABLE review ADD COLUMN IF NOT EXISTS idempotency_key character varying(255);
+CREATE UNIQUE INDEX IF NOT EXISTS idx_review_idempotency_key
+    ON review (idempotency_key) WHERE idempotency_key IS NOT NULL;

@@ -10,6 +10,8 @@ socket inside .pgdata/.
     python -m db.embedded stop
 """
 
+import contextlib
+import fcntl
 import importlib.util
 import os
 import pwd
@@ -30,6 +32,8 @@ DATA_DIR = Path(os.environ.get("PGEMBED_DIR", ROOT / ".pgdata"))
 DATABASE = "dvdrental"
 # Postgres refuses to run as root; as root we run it as this unprivileged user.
 SYSTEM_USER = "pgembed"
+# In data_dir while the server runs: serving() started it, and its last user stops it.
+STOP_WHEN_UNUSED = "stop-when-unused"
 SETTINGS = {
     # Enough for 8 worker processes x a pool of 20, plus pgbench and the tests.
     "max_connections": os.environ.get("PG_MAX_CONNECTIONS", "200"),
@@ -44,8 +48,11 @@ def bin_path(name):
 
 
 def run_as_owner(args, **kwargs):
-    user = SYSTEM_USER if os.geteuid() == 0 else None
-    return subprocess.run(args, check=True, user=user, **kwargs)
+    if os.geteuid() == 0:
+        # The user's own group too: with root's, a folder of root's that is
+        # 0701 (a private tmp folder after prepare_root) would not let it through.
+        kwargs.update(user=SYSTEM_USER, group=SYSTEM_USER, extra_groups=[])
+    return subprocess.run(args, check=True, **kwargs)
 
 
 def prepare_root(data_dir=DATA_DIR):
@@ -92,8 +99,45 @@ def start(database=DATABASE, data_dir=DATA_DIR, port=0, **settings):
     """Start the server (initialising it the first time), create the database
     if missing, and return its URL. settings override SETTINGS, e.g.
     max_connections=300, when this call starts the server. Another data_dir
-    is another server (the fault tests stop theirs); port 0 is any free one."""
-    if running_port(data_dir) is None:
+    is another server (the fault tests stop theirs); port 0 is any free one.
+    Safe to call concurrently (test.sh and benchmark.sh started together on a
+    fresh clone): one call at a time initialises, starts and creates."""
+    with locked(data_dir):
+        return _start(database, data_dir, port, settings)[0]
+
+
+@contextlib.contextmanager
+def serving(database=DATABASE, data_dir=DATA_DIR, **settings):
+    """start() for the length of a with block, shared: test.sh and benchmark.sh
+    may run at once on one data_dir. Each holds a shared lock on a second file
+    beside data_dir while it uses the server; at the end, the last one out
+    stops the server, if one of them started it (a server started by hand,
+    `python -m db.embedded start`, is left running)."""
+    with open(data_dir.with_name(f"{data_dir.name}.users"), "a") as users:
+        fcntl.flock(users, fcntl.LOCK_SH)  # waits while the last one out stops it
+        with locked(data_dir):
+            database_url, started = _start(database, data_dir, 0, settings)
+            if started:
+                (data_dir / STOP_WHEN_UNUSED).touch()
+        try:
+            yield database_url
+        finally:
+            # Unlocked first: of users leaving together, the last to unlock
+            # then finds no other lock.
+            fcntl.flock(users, fcntl.LOCK_UN)
+            try:
+                fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pass  # still in use: the last one stops it
+            else:
+                if (data_dir / STOP_WHEN_UNUSED).exists():
+                    stop(data_dir)
+
+
+def _start(database, data_dir, port, settings):
+    """start() under the lock; returns (url, whether this call started the server)."""
+    started = running_port(data_dir) is None
+    if started:
         data_dir.mkdir(exist_ok=True)
         if os.geteuid() == 0:
             prepare_root(data_dir)
@@ -131,7 +175,7 @@ def start(database=DATABASE, data_dir=DATA_DIR, port=0, **settings):
         )
     port = running_port(data_dir)
     create_database(port, database)
-    return url(port, database)
+    return url(port, database), started
 
 
 def create_database(port, database):
@@ -147,11 +191,23 @@ def create_database(port, database):
 
 
 def stop(data_dir=DATA_DIR):
-    if running_port(data_dir) is not None:
-        run_as_owner(
-            [bin_path("pg_ctl"), "stop", "-D", str(data_dir), "-m", "fast", "-w"],
-            stdout=subprocess.DEVNULL,
-        )
+    with locked(data_dir):
+        if running_port(data_dir) is not None:
+            run_as_owner(
+                [bin_path("pg_ctl"), "stop", "-D", str(data_dir), "-m", "fast", "-w"],
+                stdout=subprocess.DEVNULL,
+            )
+        (data_dir / STOP_WHEN_UNUSED).unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def locked(data_dir):
+    """An exclusive lock on a file beside data_dir (initdb wants the folder
+    itself empty), released when the block ends or the process dies. Without
+    it, two first starts both run initdb and pg_ctl, and both CREATE DATABASE."""
+    with open(data_dir.with_name(f"{data_dir.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def main(argv):

@@ -1,5 +1,7 @@
 """Every error as JSON {"error": message}, the same in all four apps."""
 
+import traceback
+
 import falcon
 import psycopg2
 from gunicorn.http.errors import NoMoreData, ParseException
@@ -7,27 +9,38 @@ from gunicorn.http.errors import NoMoreData, ParseException
 from common.contract import (
     BODY_TOO_LARGE,
     DATABASE_UNAVAILABLE,
+    INTERNAL_ERROR,
     MALFORMED_REQUEST,
     MAX_BODY_BYTES,
     METHOD_NOT_ALLOWED,
     NOT_FOUND,
     REQUEST_TIMEOUT,
     ContractError,
+    unavailable,
 )
 
-MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 408: REQUEST_TIMEOUT, 413: BODY_TOO_LARGE}
+MESSAGES = {
+    404: NOT_FOUND,
+    405: METHOD_NOT_ALLOWED,
+    408: REQUEST_TIMEOUT,
+    413: BODY_TOO_LARGE,
+    500: INTERNAL_ERROR,
+}
 
-# No free connection in time (TimeoutError), or what psycopg2 calls
-# OperationalError: a refused, lost or timed-out connection, a server shutting
-# down, a statement cancelled by statement_timeout (QueryCanceledError). A write
-# that failed so was not committed: the PoolWrapper rolls it back.
-UNAVAILABLE = (TimeoutError, psycopg2.OperationalError)
+# No free connection in time. psycopg2's errors go to database_error.
+UNAVAILABLE = (TimeoutError,)
+# What psycopg2 raises itself about the connection, with no SQLSTATE: refused
+# (also by pg_hba.conf), lost, timed out (the PoolWrapper's deadline), closed.
+# It raises the same classes for Postgres' own errors, which carry a SQLSTATE
+# (OperationalError also covers "statement too complex"): those go by it.
+CONNECTION_ERRORS = (psycopg2.OperationalError, psycopg2.InterfaceError)
 
 
 def init_app(app):
     app.add_middleware(ContractChecks())
     app.add_error_handler(ContractError, contract_error)
     app.set_error_serializer(http_error)
+    app.add_error_handler(psycopg2.Error, database_error)
     app.add_error_handler(UNAVAILABLE, database_unavailable)
     app.add_error_handler((ParseException, NoMoreData), malformed_request)
 
@@ -80,6 +93,20 @@ def malformed_request(req, resp, exception, params):
     terminator (ParseException), or a body that ends early (NoMoreData), is
     raised from req.stream.read. The client's fault: 400, not a 500."""
     error(resp, 400, MALFORMED_REQUEST)
+
+
+def database_error(req, resp, exception, params):
+    """503 if the database cannot serve this now: psycopg2 lost or could not
+    open the connection, or Postgres' SQLSTATE says so (a read-only standby, a
+    deadlock, a login refused: common/contract.py). A write that failed so was
+    not committed: the PoolWrapper rolls it back. Any other error is a 500 like
+    any other, logged as Falcon's own handler logs one (re-raised, it would
+    leave Falcon's app)."""
+    connection = exception.pgcode is None and isinstance(exception, CONNECTION_ERRORS)
+    if connection or unavailable(exception.pgcode):
+        return database_unavailable(req, resp, exception, params)
+    req.log_error(traceback.format_exc())
+    raise falcon.HTTPInternalServerError()
 
 
 def database_unavailable(req, resp, exception, params):

@@ -2,7 +2,14 @@
 
 import falcon
 
-from common.contract import UNKNOWN_FILM, ContractError, parse_review, read_body
+from common.contract import (
+    UNKNOWN_FILM,
+    ContractError,
+    check_replay,
+    parse_idempotency_key,
+    parse_review,
+    read_body,
+)
 
 from .errors import method_not_allowed
 
@@ -13,17 +20,36 @@ INSERT_REVIEW = """INSERT INTO review (film_id, rating)
                          WHERE film_id = %s
                      RETURNING review_id, film_id, rating"""
 
+# With an Idempotency-Key: nothing is inserted when a review already holds the
+# key (a retry); the statement then waits for a concurrent request with the same
+# key to commit or roll back. SELECT_KEYED_REVIEW, a new statement and so a new
+# snapshot under READ COMMITTED, then sees the review that request stored.
+INSERT_KEYED_REVIEW = """INSERT INTO review (film_id, rating, idempotency_key)
+                              SELECT film_id, %s, %s
+                                FROM film
+                               WHERE film_id = %s
+                                  ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL
+                                  DO NOTHING
+                           RETURNING review_id, film_id, rating"""
+SELECT_KEYED_REVIEW = """SELECT review_id, film_id, rating
+                           FROM review
+                          WHERE idempotency_key = %s"""
+
 
 class Reviews:
     def __init__(self, pool):
         self.pool = pool
 
     def on_post(self, req, resp):
-        """Store {film_id, rating}; 201 with the stored review.
+        """Store {film_id, rating}; 201 with the stored review. With an
+        Idempotency-Key that a stored review holds: 201 with that review again.
 
-        400 if the body is not JSON, 422 if it is not a review of an existing film,
-        413 if it is larger than the contract allows.
+        400 if the key is malformed or the body is not JSON, 422 if it is not a
+        review of an existing film or the key was used for another review, 413 if
+        it is larger than the contract allows.
         """
+        header = req.get_header("Idempotency-Key")
+        key = parse_idempotency_key([] if header is None else [header])
         # A declared length bounds the read (WSGI forbids reading past it: wsgiref would
         # wait for more); without one (chunked), bounded_stream reads nothing, while
         # gunicorn's input stream ends where the body does.
@@ -31,11 +57,26 @@ class Reviews:
         film_id, rating = parse_review(read_body(stream.read))
         with self.pool.acquire() as connection:
             with connection.cursor() as cursor:
-                cursor.execute(INSERT_REVIEW, (rating, film_id))
-                review = cursor.fetchone()
+                if key is None:
+                    cursor.execute(INSERT_REVIEW, (rating, film_id))
+                    review = cursor.fetchone()
+                else:
+                    review = insert_keyed(cursor, film_id, rating, key)
         if review is None:
             raise ContractError(422, UNKNOWN_FILM)
+        check_replay(review, film_id, rating)
         resp.status = falcon.HTTP_201
         resp.media = dict(review)
 
     on_request = on_options = method_not_allowed("POST")
+
+
+def insert_keyed(cursor, film_id, rating, key):
+    """The review stored under key: inserted now, or by an earlier request with
+    the key; None if there is none and the film does not exist."""
+    cursor.execute(INSERT_KEYED_REVIEW, (rating, key, film_id))
+    review = cursor.fetchone()
+    if review is None:
+        cursor.execute(SELECT_KEYED_REVIEW, (key,))
+        review = cursor.fetchone()
+    return review

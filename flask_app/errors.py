@@ -8,6 +8,7 @@ from werkzeug.exceptions import HTTPException
 from common.contract import (
     BODY_TOO_LARGE,
     DATABASE_UNAVAILABLE,
+    INTERNAL_ERROR,
     MALFORMED_REQUEST,
     MAX_BODY_BYTES,
     METHOD_NOT_ALLOWED,
@@ -15,21 +16,31 @@ from common.contract import (
     REQUEST_TIMEOUT,
     ContractError,
     allow_header,
+    unavailable,
 )
 
-MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 408: REQUEST_TIMEOUT, 413: BODY_TOO_LARGE}
+MESSAGES = {
+    404: NOT_FOUND,
+    405: METHOD_NOT_ALLOWED,
+    408: REQUEST_TIMEOUT,
+    413: BODY_TOO_LARGE,
+    500: INTERNAL_ERROR,
+}
 
-# No free connection in time (TimeoutError), or what psycopg2 calls
-# OperationalError: a refused, lost or timed-out connection, a server shutting
-# down, a statement cancelled by statement_timeout (QueryCanceledError). A write
-# that failed so was not committed: the PoolWrapper rolls it back.
-UNAVAILABLE = (TimeoutError, psycopg2.OperationalError)
+# No free connection in time. psycopg2's errors go to database_error.
+UNAVAILABLE = (TimeoutError,)
+# What psycopg2 raises itself about the connection, with no SQLSTATE: refused
+# (also by pg_hba.conf), lost, timed out (the PoolWrapper's deadline), closed.
+# It raises the same classes for Postgres' own errors, which carry a SQLSTATE
+# (OperationalError also covers "statement too complex"): those go by it.
+CONNECTION_ERRORS = (psycopg2.OperationalError, psycopg2.InterfaceError)
 
 
 def init_app(app):
     app.before_request(refuse_before_routing)
     app.register_error_handler(ContractError, contract_error)
     app.register_error_handler(HTTPException, http_error)
+    app.register_error_handler(psycopg2.Error, database_error)
     for exception in UNAVAILABLE:
         app.register_error_handler(exception, database_unavailable)
     app.register_error_handler(ParseException, malformed_request)
@@ -66,6 +77,18 @@ def malformed_request(exception):
     terminator (ParseException), or a body that ends early (NoMoreData), is
     raised from request.stream.read. The client's fault: 400, not a 500."""
     return error(400, MALFORMED_REQUEST)
+
+
+def database_error(exception):
+    """503 if the database cannot serve this now: psycopg2 lost or could not
+    open the connection, or Postgres' SQLSTATE says so (a read-only standby, a
+    deadlock, a login refused: common/contract.py). A write that failed so was
+    not committed: the PoolWrapper rolls it back. Any other error is a 500 like
+    any other, logged by Flask."""
+    connection = exception.pgcode is None and isinstance(exception, CONNECTION_ERRORS)
+    if connection or unavailable(exception.pgcode):
+        return database_unavailable(exception)
+    raise exception
 
 
 def database_unavailable(exception):

@@ -2,7 +2,14 @@
 
 from flask import Blueprint, request
 
-from common.contract import UNKNOWN_FILM, ContractError, parse_review, read_body
+from common.contract import (
+    UNKNOWN_FILM,
+    ContractError,
+    check_replay,
+    parse_idempotency_key,
+    parse_review,
+    read_body,
+)
 
 from .db import acquire
 
@@ -15,19 +22,52 @@ INSERT_REVIEW = """INSERT INTO review (film_id, rating)
                          WHERE film_id = %s
                      RETURNING review_id, film_id, rating"""
 
+# With an Idempotency-Key: nothing is inserted when a review already holds the
+# key (a retry); the statement then waits for a concurrent request with the same
+# key to commit or roll back. SELECT_KEYED_REVIEW, a new statement and so a new
+# snapshot under READ COMMITTED, then sees the review that request stored.
+INSERT_KEYED_REVIEW = """INSERT INTO review (film_id, rating, idempotency_key)
+                              SELECT film_id, %s, %s
+                                FROM film
+                               WHERE film_id = %s
+                                  ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL
+                                  DO NOTHING
+                           RETURNING review_id, film_id, rating"""
+SELECT_KEYED_REVIEW = """SELECT review_id, film_id, rating
+                           FROM review
+                          WHERE idempotency_key = %s"""
+
 
 @blueprint.post("/reviews")
 def create_review():
-    """Store {film_id, rating}; 201 with the stored review.
+    """Store {film_id, rating}; 201 with the stored review. With an
+    Idempotency-Key that a stored review holds: 201 with that review again.
 
-    400 if the body is not JSON, 422 if it is not a review of an existing film,
-    413 if it is larger than the contract allows.
+    400 if the key is malformed or the body is not JSON, 422 if it is not a
+    review of an existing film or the key was used for another review, 413 if
+    it is larger than the contract allows.
     """
+    key = parse_idempotency_key(request.headers.getlist("Idempotency-Key"))
     film_id, rating = parse_review(read_body(request.stream.read))
     with acquire() as connection:
         with connection.cursor() as cursor:
-            cursor.execute(INSERT_REVIEW, (rating, film_id))
-            review = cursor.fetchone()
+            if key is None:
+                cursor.execute(INSERT_REVIEW, (rating, film_id))
+                review = cursor.fetchone()
+            else:
+                review = insert_keyed(cursor, film_id, rating, key)
     if review is None:
         raise ContractError(422, UNKNOWN_FILM)
+    check_replay(review, film_id, rating)
     return dict(review), 201
+
+
+def insert_keyed(cursor, film_id, rating, key):
+    """The review stored under key: inserted now, or by an earlier request with
+    the key; None if there is none and the film does not exist."""
+    cursor.execute(INSERT_KEYED_REVIEW, (rating, key, film_id))
+    review = cursor.fetchone()
+    if review is None:
+        cursor.execute(SELECT_KEYED_REVIEW, (key,))
+        review = cursor.fetchone()
+    return review

@@ -7,35 +7,33 @@ from werkzeug.exceptions import HTTPException
 from common.contract import (
     BODY_TOO_LARGE,
     DATABASE_UNAVAILABLE,
+    INTERNAL_ERROR,
+    MALFORMED_REQUEST,
     MAX_BODY_BYTES,
     METHOD_NOT_ALLOWED,
     NOT_FOUND,
     REQUEST_TIMEOUT,
     ContractError,
     allow_header,
+    unavailable,
 )
 
-MESSAGES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED, 408: REQUEST_TIMEOUT, 413: BODY_TOO_LARGE}
+MESSAGES = {
+    404: NOT_FOUND,
+    405: METHOD_NOT_ALLOWED,
+    408: REQUEST_TIMEOUT,
+    413: BODY_TOO_LARGE,
+    500: INTERNAL_ERROR,
+}
 
-# No free connection in time (TimeoutError), or what psycopg2 calls
-# OperationalError in asyncpg's words: the SQLSTATE classes 08, 53, 55, 57 and
-# 58 (no connection, out of resources, database not accepting connections,
-# shutting down, system error), a refused socket, and what asyncpg raises about
-# a connection Postgres dropped: lost mid-query (ConnectionDoesNotExistError),
-# closed under a transaction block (InterfaceError), left busy by a cancelled
-# operation (InternalClientError: "cannot switch to state ..."). A write that
-# failed so was not committed: its transaction rolls back with the connection.
-UNAVAILABLE = (
-    TimeoutError,
-    OSError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.InsufficientResourcesError,
-    asyncpg.ObjectNotInPrerequisiteStateError,
-    asyncpg.OperatorInterventionError,
-    asyncpg.PostgresSystemError,
-    asyncpg.InterfaceError,
-    asyncpg.InternalClientError,
-)
+# No free connection in time (TimeoutError), a refused socket (OSError), or what
+# asyncpg raises itself, without a SQLSTATE, about a connection Postgres
+# dropped: lost mid-query (ConnectionDoesNotExistError), closed under a
+# transaction block (InterfaceError), left busy by a cancelled operation
+# (InternalClientError: "cannot switch to state ..."). Errors from Postgres go
+# by their SQLSTATE (database_error). A write that failed so was not committed:
+# its transaction rolls back with the connection.
+UNAVAILABLE = (TimeoutError, OSError, asyncpg.InterfaceError, asyncpg.InternalClientError)
 
 
 # Every hook is a coroutine function: Quart runs a plain function in a thread.
@@ -43,18 +41,22 @@ def init_app(app):
     app.before_request(refuse_before_routing)
     app.register_error_handler(ContractError, contract_error)
     app.register_error_handler(HTTPException, http_error)
+    app.register_error_handler(asyncpg.PostgresError, database_error)
     for exception in UNAVAILABLE:
         app.register_error_handler(exception, database_unavailable)
 
 
 async def refuse_before_routing():
     """What the contract refuses whatever the route: a declared oversized body
-    (413, even where the body is never read) and an empty path segment (404:
-    Werkzeug drops leading slashes, so //films/995/ would find film 995)."""
+    (413, even where the body is never read), an empty path segment (404:
+    Werkzeug drops leading slashes, so //films/995/ would find film 995), and
+    a second Host field (400), which uvicorn lets through."""
     if (request.content_length or 0) > MAX_BODY_BYTES:
         return error(413, BODY_TOO_LARGE)
     if "//" in request.scope["path"]:
         return error(404, NOT_FOUND)
+    if len(request.headers.getlist("Host")) > 1:  # gunicorn refuses it itself (RFC 9112 3.2)
+        return error(400, MALFORMED_REQUEST)
 
 
 async def contract_error(exception):
@@ -70,6 +72,15 @@ async def http_error(exception):
         if name != "Content-Type":
             response.headers[name] = value
     return response
+
+
+async def database_error(exception):
+    """Postgres refused the statement: 503 if its SQLSTATE says the database
+    cannot serve this now (a read-only standby, a deadlock, a login refused:
+    common/contract.py), else a 500 like any other error, logged by Quart."""
+    if unavailable(exception.sqlstate):
+        return await database_unavailable(exception)
+    raise exception
 
 
 async def database_unavailable(exception):

@@ -7,11 +7,16 @@ Sanic's own server builds one app per worker process:
 from urllib.parse import unquote
 
 from sanic import Request, Sanic
+from sanic.exceptions import BadURL
 
 from common.contract import MAX_BODY_BYTES
 from common.settings import Settings
 
 from . import db, errors, films, health, reviews
+
+# The method of the request Sanic builds to answer an error that came before it
+# had a request (sanic/http/http1.py, create_empty_request).
+STAND_IN = "NONE"
 
 
 def create_app(*, settings=None):
@@ -60,6 +65,20 @@ class DecodedPathRequest(Request):
     are: /%66ilms/995 is /films/995 and %2F is a slash. Sanic routes on the raw
     path, where a %2F would be part of a segment."""
 
+    def __init__(self, url_bytes, *args, method, **kwargs):
+        try:
+            super().__init__(url_bytes, *args, method=method, **kwargs)
+        except BadURL:
+            if method != STAND_IN:
+                raise
+            # A request target httptools cannot parse (x:80, films/995, a
+            # control character) is a 400, answered on a stand-in request that
+            # Sanic builds from the same target: it would fail again and drop
+            # the connection unanswered.
+            super().__init__(b"/", *args, method=method, **kwargs)
+
     @property
     def path(self):
-        return unquote(super().path)
+        # An absolute-form target with no path (GET http://x) has none: it is
+        # "/" (RFC 9110 4.2.3), as gunicorn takes it.
+        return unquote(super().path) if self._parsed_url.path else "/"

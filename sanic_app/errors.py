@@ -1,13 +1,17 @@
 """Every error as JSON {"error": message}, the same in all four apps."""
 
+import re
+
 import asyncpg
 from sanic import json
-from sanic.exceptions import SanicException, ServerError
+from sanic.exceptions import PayloadTooLarge, SanicException, ServerError, ServiceUnavailable
 
 from common.contract import (
     BODY_TOO_LARGE,
     DATABASE_UNAVAILABLE,
+    EXPECTATION_FAILED,
     HEADERS_TOO_LARGE,
+    INTERNAL_ERROR,
     MALFORMED_REQUEST,
     MAX_BODY_BYTES,
     METHOD_NOT_ALLOWED,
@@ -15,6 +19,7 @@ from common.contract import (
     REQUEST_TIMEOUT,
     ContractError,
     allow_header,
+    unavailable,
 )
 
 # Sanic's own 400s are its parser's (bad framing, bad Content-Length): the app's
@@ -25,35 +30,26 @@ MESSAGES = {
     405: METHOD_NOT_ALLOWED,
     408: REQUEST_TIMEOUT,
     413: BODY_TOO_LARGE,
+    417: EXPECTATION_FAILED,
+    500: INTERNAL_ERROR,
 }
-# Sanic refuses a request head larger than Http.HEADER_MAX_SIZE with a 413 and
-# this message; the contract's status for it, as gunicorn's, is 431.
-SANIC_HEADER_TOO_LARGE = "Request header exceeds the size limit"
-# Sanic reads a body before the handler runs, under RESPONSE_TIMEOUT (60 s), and
-# answers 503 with this message when it does not arrive in time. The handlers'
-# own waits are bounded far below (POOL_TIMEOUT, DATABASE_TIMEOUT): this is a
-# client's stalled body, the contract's 408 (as Quart's BODY_TIMEOUT).
-SANIC_RESPONSE_TIMEOUT = "Response Timeout"
+# What gunicorn and uvicorn refuse with a 400 and Sanic's parser lets through
+# (RFC 9110 5.1, 5.5, 9.1): a method that is not an upper-case token, a field
+# name that is not a token (a space, "@", a control character, nothing), a
+# field value with NUL, CR or LF in it; and, as gunicorn, a second Host field
+# (RFC 9112 3.2).
+METHOD = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Z]+")
+FIELD_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9a-z]+")  # Sanic lower-cases names
+FIELD_VALUE_FORBIDDEN = re.compile(r"[\x00\r\n]")
 
-# No free connection in time (TimeoutError), or what psycopg2 calls
-# OperationalError in asyncpg's words: the SQLSTATE classes 08, 53, 55, 57 and
-# 58 (no connection, out of resources, database not accepting connections,
-# shutting down, system error), a refused socket, and what asyncpg raises about
-# a connection Postgres dropped: lost mid-query (ConnectionDoesNotExistError),
-# closed under a transaction block (InterfaceError), left busy by a cancelled
-# operation (InternalClientError: "cannot switch to state ..."). A write that
-# failed so was not committed: its transaction rolls back with the connection.
-UNAVAILABLE = (
-    TimeoutError,
-    OSError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.InsufficientResourcesError,
-    asyncpg.ObjectNotInPrerequisiteStateError,
-    asyncpg.OperatorInterventionError,
-    asyncpg.PostgresSystemError,
-    asyncpg.InterfaceError,
-    asyncpg.InternalClientError,
-)
+# No free connection in time (TimeoutError), a refused socket (OSError), or what
+# asyncpg raises itself, without a SQLSTATE, about a connection Postgres
+# dropped: lost mid-query (ConnectionDoesNotExistError), closed under a
+# transaction block (InterfaceError), left busy by a cancelled operation
+# (InternalClientError: "cannot switch to state ..."). Errors from Postgres go
+# by their SQLSTATE (database_error). A write that failed so was not committed:
+# its transaction rolls back with the connection.
+UNAVAILABLE = (TimeoutError, OSError, asyncpg.InterfaceError, asyncpg.InternalClientError)
 
 
 def init_app(app):
@@ -63,19 +59,34 @@ def init_app(app):
     # "status", "message"}, and its default (FALLBACK_ERROR_FORMAT "auto") is
     # HTML for a browser.
     app.error_handler.add(Exception, http_error)
+    app.error_handler.add(asyncpg.PostgresError, database_error)
     for exception in UNAVAILABLE:
         app.error_handler.add(exception, database_unavailable)
 
 
 def refuse_before_routing(request):
-    """What the contract refuses whatever the route: a declared oversized body
+    """What the contract refuses whatever the route: a request the other
+    servers' parsers refuse (400, see METHOD), a declared oversized body
     (413, even where the body is never read) and an empty path segment (404:
     with strict_slashes=False, Sanic would find film 995 at /films/995//).
     Sanic runs this middleware for unrouted requests too, before their 404."""
+    if not well_formed(request):
+        return error(400, MALFORMED_REQUEST)
     if int(request.headers.get("content-length", 0)) > MAX_BODY_BYTES:
         return error(413, BODY_TOO_LARGE)
     if "//" in request.path:
         return error(404, NOT_FOUND)
+
+
+def well_formed(request):
+    return (
+        METHOD.fullmatch(request.method)
+        and len(request.headers.getall("host", [])) <= 1
+        and all(
+            FIELD_NAME.fullmatch(name) and not FIELD_VALUE_FORBIDDEN.search(value)
+            for name, value in request.headers.items()
+        )
+    )
 
 
 def contract_error(request, exception):
@@ -89,15 +100,31 @@ def http_error(request, exception):
     if not isinstance(exception, SanicException):
         exception = ServerError()
     status = exception.status_code
-    if exception.message == SANIC_HEADER_TOO_LARGE:
+    # A head larger than Http.HEADER_MAX_SIZE: Sanic raises its 413 before it
+    # has a request, and answers on a stand-in that has no head. The contract's
+    # status for it, as gunicorn's, is 431.
+    if isinstance(exception, PayloadTooLarge) and not request.head:
         return error(431, HEADERS_TOO_LARGE)
-    if exception.message == SANIC_RESPONSE_TIMEOUT:
+    # Sanic's only 503 of its own: a body that did not arrive within
+    # RESPONSE_TIMEOUT (60 s); the handlers' own waits are bounded far below
+    # (POOL_TIMEOUT, DATABASE_TIMEOUT). A client's stalled body: the contract's
+    # 408, as Quart's BODY_TIMEOUT.
+    if isinstance(exception, ServiceUnavailable):
         return error(408, REQUEST_TIMEOUT)
     response = error(status, MESSAGES.get(status, exception.message))
     response.headers.update(exception.headers)
     if "allow" in response.headers:
         response.headers["allow"] = allow_header(response.headers["allow"].split(","))
     return response
+
+
+def database_error(request, exception):
+    """Postgres refused the statement: 503 if its SQLSTATE says the database
+    cannot serve this now (a read-only standby, a deadlock, a login refused:
+    common/contract.py), else a 500 like any other error, logged."""
+    if unavailable(exception.sqlstate):
+        return database_unavailable(request, exception)
+    return http_error(request, exception)
 
 
 def database_unavailable(request, exception):

@@ -2,7 +2,13 @@
 
 from sanic import Blueprint, json
 
-from common.contract import UNKNOWN_FILM, ContractError, parse_review
+from common.contract import (
+    UNKNOWN_FILM,
+    ContractError,
+    check_replay,
+    parse_idempotency_key,
+    parse_review,
+)
 
 from .db import acquire
 
@@ -15,14 +21,32 @@ INSERT_REVIEW = """INSERT INTO review (film_id, rating)
                          WHERE film_id = $2
                      RETURNING review_id, film_id, rating"""
 
+# With an Idempotency-Key: nothing is inserted when a review already holds the
+# key (a retry); the statement then waits for a concurrent request with the same
+# key to commit or roll back. SELECT_KEYED_REVIEW, a new statement and so a new
+# snapshot under READ COMMITTED, then sees the review that request stored.
+INSERT_KEYED_REVIEW = """INSERT INTO review (film_id, rating, idempotency_key)
+                              SELECT film_id, $1, $2
+                                FROM film
+                               WHERE film_id = $3
+                                  ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL
+                                  DO NOTHING
+                           RETURNING review_id, film_id, rating"""
+SELECT_KEYED_REVIEW = """SELECT review_id, film_id, rating
+                           FROM review
+                          WHERE idempotency_key = $1"""
+
 
 @blueprint.post("/reviews")
 async def create_review(request):
-    """Store {film_id, rating}; 201 with the stored review.
+    """Store {film_id, rating}; 201 with the stored review. With an
+    Idempotency-Key that a stored review holds: 201 with that review again.
 
-    400 if the body is not JSON, 422 if it is not a review of an existing film,
-    413 if it is larger than the contract allows.
+    400 if the key is malformed or the body is not JSON, 422 if it is not a
+    review of an existing film or the key was used for another review, 413 if
+    it is larger than the contract allows.
     """
+    key = parse_idempotency_key(request.headers.getall("Idempotency-Key", []))
     # Sanic has read the body before calling the handler, and answered 413 if
     # it was larger than REQUEST_MAX_SIZE, whether or not it declared its length.
     film_id, rating = parse_review(request.body)
@@ -30,7 +54,20 @@ async def create_review(request):
     # the COMMIT, the client's timeout (503) leaves nothing behind, where a lone
     # statement would commit whenever the server got to it.
     async with acquire(request) as connection, connection.transaction():
-        review = await connection.fetchrow(INSERT_REVIEW, rating, film_id)
+        if key is None:
+            review = await connection.fetchrow(INSERT_REVIEW, rating, film_id)
+        else:
+            review = await insert_keyed(connection, film_id, rating, key)
     if review is None:
         raise ContractError(422, UNKNOWN_FILM)
+    check_replay(review, film_id, rating)
     return json(dict(review), status=201)
+
+
+async def insert_keyed(connection, film_id, rating, key):
+    """The review stored under key: inserted now, or by an earlier request with
+    the key; None if there is none and the film does not exist."""
+    review = await connection.fetchrow(INSERT_KEYED_REVIEW, rating, key, film_id)
+    if review is None:
+        review = await connection.fetchrow(SELECT_KEYED_REVIEW, key)
+    return review

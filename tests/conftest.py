@@ -10,10 +10,15 @@ Tests that start a server are marked `slow` (by the fixtures they use, below):
 """
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import psycopg2
 import pytest
 
+from db.load import load
+from tests.faults import Postgres
 from tests.helpers import serve
 from tools.serve import APPS, Server, database
 
@@ -36,6 +41,35 @@ def database_url():
 def db(database_url):
     """An autocommit connection to the test database, with an empty review table."""
     connection = psycopg2.connect(database_url)
+    connection.autocommit = True
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE review RESTART IDENTITY")
+    yield connection
+    connection.close()
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    """A Postgres of the test module's own, with the sample data, for the fault
+    tests: stopped, frozen or reconfigured at will, without touching the shared
+    test database. Not in pytest's tmp_path: pytest keeps its root private
+    (0700), and the server runs as another user when the tests run as root."""
+    data_dir = Path(tempfile.mkdtemp(prefix="pgfaults-"))
+    server = Postgres(data_dir)
+    try:
+        server.url = server.start()
+        load(server.url)
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def private_db(postgres):
+    """An autocommit connection to `postgres`, with an empty review table."""
+    postgres.start()  # a test that failed midway may have left it stopped
+    connection = psycopg2.connect(postgres.url)
     connection.autocommit = True
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE review RESTART IDENTITY")

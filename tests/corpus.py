@@ -108,3 +108,18 @@ ERRORS = [
     ("POST", "/nope", TOO_LARGE, 413, contract.BODY_TOO_LARGE),
     ("POST", "//reviews/", TOO_LARGE, 413, contract.BODY_TOO_LARGE),
 ]
+
+
+# What a JSON scanner finds hardest, as fragments: quotes, escapes, brackets,
+# separators, numbers' characters, multi-byte and control characters. A body
+# of one or two of them repeated to the limit is the adversarial input of
+# tests/test_contract_rules.py (every pair, in process) and of
+# tests/test_request_cost.py (the costliest, sent to every app).
+FRAGMENTS = ['"', "\\", '\\"', "\\\\", "[", "]", "{", "}", ",", ":", '"a":', "1", "-", "e", " ",
+             "\n", "\\u", "\\ud800", "\u00e9", "null", "\x00"]  # fmt: skip
+
+
+def filled(unit, prefix=""):
+    """prefix, then unit repeated: exactly MAX_BODY_BYTES bytes of it."""
+    times = contract.MAX_BODY_BYTES // len(unit.encode()) + 1
+    return (prefix + unit * times).encode()[: contract.MAX_BODY_BYTES]

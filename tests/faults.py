@@ -212,6 +212,12 @@ def get(port, path, timeout=15.0):
     return raw(port, request.encode(), timeout)
 
 
+def post(port, body, timeout=15.0):
+    """POST /reviews/ over a new connection: Response, or None without an answer."""
+    head = f"POST /reviews/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {len(body)}"
+    return raw(port, f"{head}\r\n\r\n".encode() + body, timeout)
+
+
 def wait_for(condition, timeout, interval=0.2):
     """Poll condition() until it is true; False after timeout seconds."""
     deadline = time.monotonic() + timeout

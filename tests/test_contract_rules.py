@@ -1,13 +1,23 @@
 """common/contract.py's rules, in process: fast, no database, no server.
 tests/test_contract.py checks the same contract over HTTP in every app."""
 
+import contextlib
 import io
+import itertools
 import json
+import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from common import contract
 from common.contract import ContractError
+from tests.corpus import FRAGMENTS, filled
+
+# The CPU time one body may cost, with a wide margin: parsing the largest body
+# takes milliseconds when linear; the depth scan this bound caught took 20 s.
+CPU_BOUND = 0.5
 
 
 def refused(function, *args):
@@ -104,3 +114,55 @@ def test_the_largest_body_allowed_is_parsed():
     body = body.ljust(contract.MAX_BODY_BYTES)
     assert len(body) == contract.MAX_BODY_BYTES
     assert contract.parse_review(body) == (995, 4)
+
+
+def cpu_seconds(body):
+    started = time.process_time()
+    with contextlib.suppress(ContractError):
+        contract.parse_review(body)
+    return time.process_time() - started
+
+
+def test_no_body_of_two_fragments_costs_more_than_the_bound():
+    """Every pair of FRAGMENTS, repeated to the body limit."""
+    costs = {a + b: cpu_seconds(filled(a + b)) for a, b in itertools.product(FRAGMENTS, repeat=2)}
+    worst = max(costs, key=costs.get)
+    assert costs[worst] < CPU_BOUND, (worst, costs[worst])
+
+
+@given(
+    prefix=st.sampled_from(["", '{"film_id": 995, "rating": 4, "c": ', '{"a": "', "[" * 32]),
+    unit=st.lists(st.sampled_from(FRAGMENTS), min_size=3, max_size=8).map("".join),
+)
+@settings(max_examples=60, deadline=None)
+def test_no_generated_body_costs_more_than_the_bound(prefix, unit):
+    assert cpu_seconds(filled(unit, prefix)) < CPU_BOUND
+
+
+@pytest.mark.parametrize(
+    ("sqlstate", "is_unavailable"),
+    [
+        ("08006", True),  # connection failure
+        ("08001", True),  # the client could not connect
+        ("28000", True),  # login refused: pg_hba.conf, no such role
+        ("28P01", True),  # wrong password
+        ("3D000", True),  # no such database
+        ("40P01", True),  # deadlock victim
+        ("40001", True),  # serialization failure
+        ("53300", True),  # too many connections
+        ("55P03", True),  # lock not available
+        ("57014", True),  # statement cancelled (statement_timeout)
+        ("57P01", True),  # shutting down
+        ("57P03", True),  # cannot connect now (starting up)
+        ("58030", True),  # I/O error
+        ("25006", True),  # read-only transaction: a hot standby
+        ("25P02", False),  # in a failed transaction: the app's bug
+        ("42P01", False),  # no such table: a schema the app does not expect
+        ("23505", False),  # unique violation
+        ("22P02", False),  # invalid text representation
+        ("54001", False),  # statement too complex (psycopg2: an OperationalError)
+        (None, False),  # the driver's own: decided by its class in each app
+    ],
+)
+def test_unavailable_by_sqlstate(sqlstate, is_unavailable):
+    assert contract.unavailable(sqlstate) is is_unavailable

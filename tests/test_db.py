@@ -6,6 +6,7 @@ import pytest
 from db import generate
 from db.load import load
 from tests.helpers import query
+from tests.test_faults import query_none
 
 TABLES = ["language", "category", "actor", "film", "film_actor", "film_category"]
 
@@ -45,3 +46,31 @@ def test_sequences_follow_the_explicit_ids(db):
 def test_review_rating_is_checked(db):
     with pytest.raises(psycopg2.errors.CheckViolation):
         query(db, "INSERT INTO review (film_id, rating) VALUES (1, 6) RETURNING review_id")
+
+
+def test_loading_upgrades_a_database_loaded_before_idempotency_keys(database_url):
+    """A database loaded before review had idempotency_key (an existing
+    .pgdata, a DATABASE_URL database) gets the column and its unique index from
+    the next load, which every start runs, and keeps its reviews."""
+    admin = psycopg2.connect(database_url, dbname="postgres")
+    admin.autocommit = True
+    query_none(admin, "DROP DATABASE IF EXISTS dvdrental_upgrade")
+    query_none(admin, "CREATE DATABASE dvdrental_upgrade")
+    url = database_url.rsplit("/", 1)[0] + "/dvdrental_upgrade"
+    try:
+        load(url)
+        old = psycopg2.connect(url)
+        old.autocommit = True
+        query_none(old, "ALTER TABLE review DROP COLUMN idempotency_key")  # as before
+        query_none(old, "INSERT INTO review (film_id, rating) VALUES (995, 4)")
+        load(url)
+        assert query(old, "SELECT film_id, rating, idempotency_key FROM review") == [(995, 4, None)]
+        query_none(old, "INSERT INTO review (film_id, rating, idempotency_key) VALUES (1, 1, 'k')")
+        with pytest.raises(psycopg2.errors.UniqueViolation):
+            query_none(
+                old, "INSERT INTO review (film_id, rating, idempotency_key) VALUES (1, 1, 'k')"
+            )
+        old.close()
+    finally:
+        query_none(admin, "DROP DATABASE IF EXISTS dvdrental_upgrade")
+        admin.close()

@@ -8,12 +8,9 @@ review without its 201 is at most one of the requests in flight at the fault.
 """
 
 import os
-import shutil
 import socket
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 import psycopg2
 import pytest
@@ -22,7 +19,6 @@ from db.embedded import free_port
 from db.load import load
 from tests.faults import (
     Load,
-    Postgres,
     burst,
     get,
     held_connections,
@@ -44,32 +40,6 @@ TIMEOUTS = {"pool_timeout": 2, "database_timeout": 2}
 BOUND = 2 + 2 + 3 + 5
 
 pytestmark = pytest.mark.slow  # apps under faults, a second Postgres
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    """A Postgres of this module's own, with the sample data: stopped at will.
-    Not in pytest's tmp_path: pytest keeps its root private (0700), and the
-    server runs as another user when the tests run as root."""
-    data_dir = Path(tempfile.mkdtemp(prefix="pgfaults-"))
-    server = Postgres(data_dir)
-    try:
-        server.url = server.start()
-        load(server.url)
-        yield server
-    finally:
-        server.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
-
-
-@pytest.fixture
-def private_db(postgres):
-    postgres.start()  # a test that failed midway may have left it stopped
-    connection = psycopg2.connect(postgres.url)
-    connection.autocommit = True
-    query_none(connection, "TRUNCATE review RESTART IDENTITY")
-    yield connection
-    connection.close()
 
 
 def query_none(connection, sql):

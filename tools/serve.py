@@ -41,18 +41,14 @@ class AppNotStarted(RuntimeError):
 def database(name=embedded.DATABASE, url=None, **settings):
     """Yield the URL of a database holding the sample data: url, else
     DATABASE_URL, else the embedded server's database `name` (started with
-    settings if it is not running, and then stopped on exit)."""
+    settings if it is not running, and stopped on exit by the last process
+    using it: embedded.serving())."""
     url = url or os.environ.get("DATABASE_URL")
-    started = False
-    if not url:
-        started = embedded.running_port() is None
-        url = embedded.start(database=name, **settings)
-    try:
+    with contextlib.ExitStack() as stack:
+        if not url:
+            url = stack.enter_context(embedded.serving(name, **settings))
         load(url)
         yield url
-    finally:
-        if started:
-            embedded.stop()
 
 
 def start_app(app, port, database_url, log=None, command=None, **settings):
@@ -78,20 +74,24 @@ def start_app(app, port, database_url, log=None, command=None, **settings):
     )
 
 
-def wait_healthy(process, url, timeout=30.0):
-    """Poll url + /health until 200; raise if the process dies or time runs out."""
+def wait_healthy(process, url, timeout=30.0, status=200):
+    """Poll url + /health until it answers status (200, or 503 for an app whose
+    database is meant to be unavailable); raise if the process dies or time runs out."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"server exited with status {process.returncode}")
         try:
             with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
-                if response.status == 200:
-                    return
+                answered = response.status
+        except urllib.error.HTTPError as error:
+            answered = error.code
         except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
+            answered = None
+        if answered == status:
+            return
         time.sleep(0.1)
-    raise RuntimeError(f"{url}/health did not answer 200 within {timeout:.0f}s")
+    raise RuntimeError(f"{url}/health did not answer {status} within {timeout:.0f}s")
 
 
 def stop(process, timeout=10.0):
@@ -132,15 +132,15 @@ class Server:
 
 
 @contextlib.contextmanager
-def running(app, port, database_url, log_path, timeout=30.0, command=None, **settings):
-    """Yield a Server once app answers /health; stop it on exit. Raises
-    AppNotStarted (with its log's tail) if it does not come up."""
+def running(app, port, database_url, log_path, timeout=30.0, command=None, health=200, **settings):
+    """Yield a Server once app answers /health with `health`; stop it on exit.
+    Raises AppNotStarted (with its log's tail) if it does not come up."""
     with open(log_path, "w") if log_path else contextlib.nullcontext() as log:
         process = start_app(app, port, database_url, log=log, command=command, **settings)
     server = Server(app, f"http://127.0.0.1:{port}", log_path and Path(log_path), process)
     try:
         try:
-            wait_healthy(process, server.url, timeout)
+            wait_healthy(process, server.url, timeout, health)
         except RuntimeError as error:
             raise AppNotStarted(f"{app} did not start: {error}\n{server.log_tail()}") from None
         yield server
