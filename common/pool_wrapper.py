@@ -6,7 +6,11 @@ ThreadedConnectionPool this pool
 
 * keeps every connection it opened (up to max_size) open between requests,
   rather than closing all but minconn on return;
-* commits what the block wrote, and rolls back if the block raised;
+* runs each statement in its own transaction, as asyncpg does (autocommit:
+  one round trip for a read, where psycopg2's default would add a BEGIN and
+  a COMMIT); a block that needs one transaction for several statements, or
+  the COMMIT as a round trip of its own, writes
+  ``with connection.transaction():``, as in asyncpg;
 * discards a broken connection instead of handing it out again: one that
   failed in use, or that the server closed while it sat idle (a restart);
 * waits for a free connection when all are in use, up to ``timeout`` seconds,
@@ -94,11 +98,11 @@ class PoolWrapper:
 
     @contextmanager
     def acquire(self):
-        """A connection for the block: committed on success, rolled back on error."""
+        """A connection for the block, in autocommit; rolled back if the block
+        raised inside a transaction, and discarded if it broke."""
         connection = self._take()
         try:
             yield connection
-            connection.commit()
         except BaseException:
             self._discard_or_rollback(connection)
             raise
@@ -106,9 +110,14 @@ class PoolWrapper:
 
     def _connect(self):
         try:
-            return psycopg2.connect(
-                self._dsn, cursor_factory=psycopg2.extras.RealDictCursor, **self._connect_options
+            connection = psycopg2.connect(
+                self._dsn,
+                connection_factory=Connection,
+                cursor_factory=psycopg2.extras.RealDictCursor,
+                **self._connect_options,
             )
+            connection.autocommit = True
+            return connection
         except BaseException:
             with self._changed:
                 self._size -= 1
@@ -149,6 +158,14 @@ class PoolWrapper:
         except psycopg2.Error:
             connection.close()  # the server or the network is gone
         self._release(connection)
+
+
+class Connection(psycopg2.extensions.connection):
+    def transaction(self):
+        """asyncpg's connection.transaction() in psycopg2's words: since 2.9,
+        `with connection:` is one transaction also in autocommit (BEGIN, then
+        COMMIT, or ROLLBACK if the block raised)."""
+        return self
 
 
 def _wait_bounded(connection, timeout, select=select.select):

@@ -55,7 +55,11 @@ class Reviews:
         # gunicorn's input stream ends where the body does.
         stream = req.stream if req.content_length is None else req.bounded_stream
         film_id, rating = parse_review(read_body(stream.read))
-        with self.pool.acquire() as connection:
+        # In a transaction: if Postgres stops answering before the COMMIT, the
+        # client's timeout (503) leaves nothing behind, where a lone statement would
+        # commit whenever the server got to it. Three round trips (BEGIN, INSERT,
+        # COMMIT) for one: a lost answer is then ambiguous only during the COMMIT.
+        with self.pool.acquire() as connection, connection.transaction():
             with connection.cursor() as cursor:
                 if key is None:
                     cursor.execute(INSERT_REVIEW, (rating, film_id))

@@ -20,6 +20,10 @@ def init_app(app, settings):
 
 
 def acquire():
-    """A pooled connection for a with block: committed on success, rolled back
-    on error; TimeoutError after POOL_TIMEOUT seconds without a free one."""
+    """A pooled connection for a with block; TimeoutError after POOL_TIMEOUT
+    seconds without a free one.
+
+    The PoolWrapper commits each statement outside a transaction block by
+    itself, as asyncpg does: the reads need no transaction; the write opens one
+    (reviews.py)."""
     return current_app.extensions["pool"].acquire()

@@ -49,7 +49,11 @@ def create_review():
     """
     key = parse_idempotency_key(request.headers.getlist("Idempotency-Key"))
     film_id, rating = parse_review(read_body(request.stream.read))
-    with acquire() as connection:
+    # In a transaction: if Postgres stops answering before the COMMIT, the
+    # client's timeout (503) leaves nothing behind, where a lone statement would
+    # commit whenever the server got to it. Three round trips (BEGIN, INSERT,
+    # COMMIT) for one: a lost answer is then ambiguous only during the COMMIT.
+    with acquire() as connection, connection.transaction():
         with connection.cursor() as cursor:
             if key is None:
                 cursor.execute(INSERT_REVIEW, (rating, film_id))

@@ -51,9 +51,10 @@ async def create_review():
     # raises 413 beyond, whether or not the body declared its length; 408 if it
     # takes more than BODY_TIMEOUT (60) seconds to arrive.
     film_id, rating = parse_review(await request.get_data())
-    # In a transaction, as psycopg2 runs it: if Postgres stops answering before
-    # the COMMIT, the client's timeout (503) leaves nothing behind, where a lone
-    # statement would commit whenever the server got to it.
+    # In a transaction: if Postgres stops answering before the COMMIT, the
+    # client's timeout (503) leaves nothing behind, where a lone statement would
+    # commit whenever the server got to it. Three round trips (BEGIN, INSERT,
+    # COMMIT) for one: a lost answer is then ambiguous only during the COMMIT.
     async with acquire() as connection, connection.transaction():
         if key is None:
             review = await connection.fetchrow(INSERT_REVIEW, rating, film_id)

@@ -50,9 +50,10 @@ async def create_review(request):
     # Sanic has read the body before calling the handler, and answered 413 if
     # it was larger than REQUEST_MAX_SIZE, whether or not it declared its length.
     film_id, rating = parse_review(request.body)
-    # In a transaction, as psycopg2 runs it: if Postgres stops answering before
-    # the COMMIT, the client's timeout (503) leaves nothing behind, where a lone
-    # statement would commit whenever the server got to it.
+    # In a transaction: if Postgres stops answering before the COMMIT, the
+    # client's timeout (503) leaves nothing behind, where a lone statement would
+    # commit whenever the server got to it. Three round trips (BEGIN, INSERT,
+    # COMMIT) for one: a lost answer is then ambiguous only during the COMMIT.
     async with acquire(request) as connection, connection.transaction():
         if key is None:
             review = await connection.fetchrow(INSERT_REVIEW, rating, film_id)

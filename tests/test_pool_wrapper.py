@@ -41,16 +41,28 @@ def test_rows_as_mappings(pool):
         assert cursor.fetchone()["film_id"] == 995
 
 
-def test_commits_what_the_block_wrote(pool, db):
+def test_each_statement_commits_itself(pool, db):
+    """Autocommit, as asyncpg: a read is one round trip, no BEGIN or COMMIT."""
     with pool.acquire() as connection, connection.cursor() as cursor:
         cursor.execute(INSERT)
-    assert review_count(db) == 1
+        assert review_count(db) == 1  # before the block ends
+        cursor.execute("SELECT now() = statement_timestamp() AS alone")
+        assert cursor.fetchone()["alone"]  # no transaction around the statement
 
 
-def test_rolls_back_when_the_block_raises(pool, db):
+def test_a_transaction_commits_what_its_block_wrote(pool, db):
+    with pool.acquire() as connection, connection.transaction(), connection.cursor() as cursor:
+        cursor.execute(INSERT)
+        cursor.execute(INSERT)
+        assert review_count(db) == 0  # not before the COMMIT
+    assert review_count(db) == 2
+
+
+def test_a_transaction_rolls_back_when_its_block_raises(pool, db):
     with pytest.raises(RuntimeError):
-        with pool.acquire() as connection, connection.cursor() as cursor:
-            cursor.execute(INSERT)
+        with pool.acquire() as connection, connection.transaction():
+            with connection.cursor() as cursor:
+                cursor.execute(INSERT)
             raise RuntimeError("the view failed after writing")
     assert review_count(db) == 0
     assert (pool.size, pool.idle) == (1, 1)  # returned, not lost
@@ -58,8 +70,10 @@ def test_rolls_back_when_the_block_raises(pool, db):
 
 def test_failed_transaction_is_rolled_back_before_reuse(pool, db):
     with pytest.raises(psycopg2.errors.CheckViolation):
-        with pool.acquire() as connection, connection.cursor() as cursor:
-            cursor.execute("INSERT INTO review (film_id, rating) VALUES (995, 9)")
+        with pool.acquire() as connection, connection.transaction():
+            with connection.cursor() as cursor:
+                cursor.execute(INSERT)
+                cursor.execute("INSERT INTO review (film_id, rating) VALUES (995, 9)")
     with pool.acquire() as connection, connection.cursor() as cursor:
         cursor.execute(INSERT)  # would fail in an aborted transaction
     assert review_count(db) == 1
