@@ -24,6 +24,7 @@ import time
 
 import psycopg2
 import pytest
+import requests
 
 from tests.docker_host import (
     build_standins,
@@ -99,10 +100,17 @@ class Stack:
 
     def address(self, service):
         """The service's container address on the project's network."""
-        [container] = [c for c in self.containers() if c["Service"] == service]
+        [address] = self.addresses(service)
+        return address
+
+    def addresses(self, service):
+        """The addresses of the service's containers (its replicas)."""
         template = "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}"
-        inspect = run(["docker", "inspect", "--format", template, container["ID"]], self.env)
-        return inspect.stdout.split()[0]
+        return [
+            run(["docker", "inspect", "--format", template, c["ID"]], self.env).stdout.split()[0]
+            for c in self.containers()
+            if c["Service"] == service
+        ]
 
     def database_url(self):
         db = self.config()["db"]["environment"]
@@ -246,6 +254,32 @@ def test_bench_service_measures_and_loses_nothing(stack, tmp_path):
         assert summary["socket_errors"] == summary["non_2xx"] == 0, measurement
     [review] = [m for m in measurements if m["route"] == "review"]
     assert review["ledgers"] and all(ledger["ok"] for ledger in review["ledgers"]), review
+
+
+def test_proxy_balances_over_every_replica(stack, tmp_path):
+    """`--scale flask=2`: the proxy's flask port answers from both replicas
+    (X-Upstream-Addr names the one that answered), once nginx has asked
+    Docker's DNS again (compose.conf: every 5 s). Published ports do not
+    scale (one host port each): the scaled app is reached through the proxy."""
+    unpublished = tmp_path / "unpublished.yaml"
+    unpublished.write_text("services:\n  flask:\n    ports: !reset []\n")
+    scaled = Stack(stack.env, [*stack.files, unpublished])
+    url = published_targets(stack)["proxy-8001"]
+    scale = ["up", "--detach", "--wait", "--no-deps", "--scale"]
+    try:
+        scaled.compose(*scale, "flask=2", "flask", timeout=300)
+        replicas = set(scaled.addresses("flask"))
+        assert len(replicas) == 2
+        seen, deadline = set(), time.monotonic() + 30
+        while seen != replicas and time.monotonic() < deadline:
+            response = requests.get(f"{url}/films/995/", timeout=10)
+            assert response.status_code == 200, response.text
+            seen.add(response.headers["X-Upstream-Addr"].rsplit(":", 1)[0])
+            time.sleep(0.05)
+        assert seen == replicas
+    finally:
+        stack.compose(*scale, "flask=1", "flask", timeout=300)
+    assert len(stack.addresses("flask")) == 1
 
 
 @pytest.mark.parametrize("app", APPS)
