@@ -23,7 +23,7 @@ from tools import ROOT
 
 VENV_BIN = Path(sys.prefix) / "bin"
 BUILD_STANDINS = ROOT / "docker" / "standins" / "build.sh"
-STANDINS = ["python:3.11-slim-bookworm", "postgres:18.6", "nginx:1.22"]
+STANDINS = ["python:3.11-slim-bookworm", "postgres:18.6", "nginx:1.22", "debian:bookworm-slim"]
 
 
 def unavailable(reason):

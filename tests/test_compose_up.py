@@ -14,6 +14,7 @@ image is left, nor a daemon it started (nor that daemon's host networking).
 Elsewhere the module skips with its reason, or in CI (CI set) fails.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -26,6 +27,7 @@ import psycopg2
 import pytest
 import requests
 
+from db import embedded
 from tests.docker_host import (
     build_standins,
     compose_plugin,
@@ -48,6 +50,7 @@ pytestmark = pytest.mark.slow  # the whole stack in Docker
 PROJECT = f"e2e{os.getpid()}"
 STOP_GRACE = 10  # seconds: docker compose stop's default, before SIGKILL
 WRITERS = 4  # threads posting reviews while an app is stopped
+LOAD_SECONDS = 6  # wrk's run at each replica count
 
 
 def loopback_override(services, path):
@@ -256,30 +259,104 @@ def test_bench_service_measures_and_loses_nothing(stack, tmp_path):
     assert review["ledgers"] and all(ledger["ok"] for ledger in review["ledgers"]), review
 
 
+@contextlib.contextmanager
+def scaled(stack, app, tmp_path):
+    """scale(n): app's replicas, each healthy. Published ports do not scale
+    (one host port each): a scaled app is reached through the proxy. At the
+    end, one replica again, published as before."""
+    unpublished = tmp_path / f"unpublished-{app}.yaml"
+    unpublished.write_text(f"services:\n  {app}:\n    ports: !reset []\n")
+    scaled = Stack(stack.env, [*stack.files, unpublished])
+    up = ["up", "--detach", "--wait", "--no-deps", "--scale"]
+
+    def scale(replicas):
+        scaled.compose(*up, f"{app}={replicas}", app, timeout=300)
+        addresses = scaled.addresses(app)
+        assert len(addresses) == replicas
+        return addresses
+
+    try:
+        yield scale
+    finally:
+        stack.compose(*up, f"{app}=1", app, timeout=300)
+    assert len(stack.addresses(app)) == 1
+
+
 def test_proxy_balances_over_every_replica(stack, tmp_path):
     """`--scale flask=2`: the proxy's flask port answers from both replicas
     (X-Upstream-Addr names the one that answered), once nginx has asked
-    Docker's DNS again (compose.conf: every 5 s). Published ports do not
-    scale (one host port each): the scaled app is reached through the proxy."""
-    unpublished = tmp_path / "unpublished.yaml"
-    unpublished.write_text("services:\n  flask:\n    ports: !reset []\n")
-    scaled = Stack(stack.env, [*stack.files, unpublished])
+    Docker's DNS again (compose.conf: every 5 s)."""
     url = published_targets(stack)["proxy-8001"]
-    scale = ["up", "--detach", "--wait", "--no-deps", "--scale"]
-    try:
-        scaled.compose(*scale, "flask=2", "flask", timeout=300)
-        replicas = set(scaled.addresses("flask"))
-        assert len(replicas) == 2
+    with scaled(stack, "flask", tmp_path) as scale:
+        replicas = set(scale(2))
         seen, deadline = set(), time.monotonic() + 30
         while seen != replicas and time.monotonic() < deadline:
             response = requests.get(f"{url}/films/995/", timeout=10)
             assert response.status_code == 200, response.text
             seen.add(response.headers["X-Upstream-Addr"].rsplit(":", 1)[0])
             time.sleep(0.05)
-        assert seen == replicas
+    assert seen == replicas
+
+
+def pgbouncer_clients(stack):
+    """Client connections PgBouncer holds (its admin console, SHOW CLIENTS)."""
+    environment = stack.config()["pgbouncer"]["environment"]
+    url = (
+        f"postgresql://{environment['DB_USER']}:{environment['DB_PASSWORD']}"
+        f"@{stack.address('pgbouncer')}:6432/pgbouncer"
+    )
+    psql = [embedded.bin_path("psql"), "--no-psqlrc", "-At", url, "-c", "SHOW CLIENTS"]
+    return len(run(psql, stack.env).stdout.splitlines())
+
+
+def postgres_backends(connection):
+    """Connections at Postgres from anything but this test (pg_stat_activity)."""
+    [[count]] = query(
+        connection,
+        "SELECT count(*) FROM pg_stat_activity"
+        " WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+    )
+    return count
+
+
+def test_postgres_connections_stay_flat_as_replicas_grow(stack, tmp_path):
+    """Quart at 1, 2 and 4 replicas, loaded through the proxy (wrk, 64
+    connections, LOAD_SECONDS): the clients at PgBouncer grow with the
+    replicas, the connections at Postgres stay within PgBouncer's pool.
+    Prints the table docs/results/2026-11-23-pgbouncer-connections.md holds."""
+    if not shutil.which("wrk"):
+        unavailable("no wrk: apt-get install wrk (.ci/run)")
+    bouncer = stack.config()["pgbouncer"]["environment"]
+    server_pool = int(bouncer["DEFAULT_POOL_SIZE"]) + int(bouncer["RESERVE_POOL_SIZE"])
+    url = published_targets(stack)["proxy-8002"]
+    connection = psycopg2.connect(stack.database_url())
+    connection.autocommit = True
+    rows = []
+    try:
+        with scaled(stack, "quart", tmp_path) as scale:
+            for replicas in (1, 2, 4):
+                scale(replicas)
+                wrk = ["wrk", "-t2", "-c64", f"-d{LOAD_SECONDS}s", f"{url}/films/"]
+                load = subprocess.Popen(wrk, stdout=subprocess.PIPE, text=True)
+                clients, backends = [], []
+                while load.poll() is None:
+                    clients.append(pgbouncer_clients(stack))
+                    backends.append(postgres_backends(connection))
+                    time.sleep(0.5)
+                output = load.communicate()[0]
+                requests_per_second = output.split("Requests/sec:")[1].split()[0]
+                rows.append((replicas, max(clients), max(backends), requests_per_second))
     finally:
-        stack.compose(*scale, "flask=1", "flask", timeout=300)
-    assert len(stack.addresses("flask")) == 1
+        connection.close()
+    table = [
+        "| quart replicas | client connections at PgBouncer (max) |"
+        " connections at Postgres (max) | req/s through the proxy |",
+        "|---|---|---|---|",
+        *(f"| {r} | {c} | {b} | {q} |" for r, c, b, q in rows),
+    ]
+    print("\n" + "\n".join(table))
+    assert all(backends <= server_pool + 2 for _, _, backends, _ in rows), table
+    assert rows[-1][1] > rows[0][1], table  # the clients did grow
 
 
 @pytest.mark.parametrize("app", APPS)
