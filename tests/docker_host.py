@@ -85,16 +85,17 @@ class HostNetwork:
     Other tests here route through network namespaces: give it all back."""
 
     FORWARDING = Path("/proc/sys/net/ipv4/ip_forward")
+    BRIDGES = {"docker0", "docker_gwbridge"}  # the default bridge, and a swarm's
 
     def __init__(self):
-        self.had_bridge = Path("/sys/class/net/docker0").exists()
+        self.had_bridges = {b for b in self.BRIDGES if Path(f"/sys/class/net/{b}").exists()}
         self.forwarding = self.FORWARDING.read_text()
         rules = subprocess.run(["iptables", "-S", "FORWARD"], capture_output=True, text=True)
         self.policy = rules.stdout.split()[2] if rules.returncode == 0 else None
 
     def restore(self):
-        if not self.had_bridge:
-            subprocess.run(["ip", "link", "delete", "docker0"], capture_output=True)
+        for bridge in self.BRIDGES - self.had_bridges:
+            subprocess.run(["ip", "link", "delete", bridge], capture_output=True)
         self.FORWARDING.write_text(self.forwarding)
         if self.policy is None:
             return
@@ -102,7 +103,7 @@ class HostNetwork:
         kept = [
             line
             for line in saved.stdout.splitlines()
-            if "DOCKER" not in line and "docker0" not in line
+            if "DOCKER" not in line and not any(bridge in line for bridge in self.BRIDGES)
         ]
         subprocess.run(["iptables-restore"], input="\n".join(kept) + "\n", text=True, check=True)
         subprocess.run(["iptables", "-P", "FORWARD", self.policy], check=True)
@@ -136,6 +137,23 @@ def loopback_ports(count):
         if len(ports) == count:
             return ports
     raise AssertionError(f"not {count} free ports under the ephemeral range")
+
+
+def loopback_override(services, path):
+    """A compose file that publishes every published port, and db's 5432, on a
+    free port of 127.0.0.1 only: no clash with what runs here, no traffic
+    from outside. `!override` replaces the list instead of adding to it."""
+    targets = {
+        name: [port["target"] for port in service.get("ports", [])] + [5432] * (name == "db")
+        for name, service in services.items()
+    }
+    ports = iter(loopback_ports(sum(map(len, targets.values()))))
+    lines = ["services:"]
+    for name, published in targets.items():
+        if published:
+            lines += [f"  {name}:", "    ports: !override"]
+            lines += [f'      - "127.0.0.1:{next(ports)}:{target}"' for target in published]
+    path.write_text("\n".join(lines) + "\n")
 
 
 def images(env):

@@ -34,7 +34,7 @@ from tests.docker_host import (
     docker_daemon,
     exclusive,
     images,
-    loopback_ports,
+    loopback_override,
     post_until,
     remove_new_images,
     run,
@@ -51,23 +51,6 @@ PROJECT = f"e2e{os.getpid()}"
 STOP_GRACE = 10  # seconds: docker compose stop's default, before SIGKILL
 WRITERS = 4  # threads posting reviews while an app is stopped
 LOAD_SECONDS = 6  # wrk's run at each replica count
-
-
-def loopback_override(services, path):
-    """A compose file that publishes every published port, and db's 5432, on a
-    free port of 127.0.0.1 only: no clash with what runs here, no traffic
-    from outside. `!override` replaces the list instead of adding to it."""
-    targets = {
-        name: [port["target"] for port in service.get("ports", [])] + [5432] * (name == "db")
-        for name, service in services.items()
-    }
-    ports = iter(loopback_ports(sum(map(len, targets.values()))))
-    lines = ["services:"]
-    for name, published in targets.items():
-        if published:
-            lines += [f"  {name}:", "    ports: !override"]
-            lines += [f'      - "127.0.0.1:{next(ports)}:{target}"' for target in published]
-    path.write_text("\n".join(lines) + "\n")
 
 
 class Stack:

@@ -72,8 +72,21 @@ def network():
             namespace = f"{PREFIX}-{host}"
             # Made in the host's namespace, its peer moved to the switch: the
             # machine's own namespace never holds either end.
-            sh("ip", "-n", namespace, "link", "add", "eth0", "type", "veth", "peer", "name",
-               f"p{number}", "netns", switch)  # fmt: skip
+            sh(
+                "ip",
+                "-n",
+                namespace,
+                "link",
+                "add",
+                "eth0",
+                "type",
+                "veth",
+                "peer",
+                "name",
+                f"p{number}",
+                "netns",
+                switch,
+            )
             sh("ip", "-n", switch, "link", "set", f"p{number}", "master", "br0", "up")
             sh("ip", "-n", namespace, "addr", "add", f"{address(host)}/24", "dev", "eth0")
             sh("ip", "-n", namespace, "link", "set", "eth0", "up")
@@ -97,15 +110,22 @@ def postgres():
     python = [sys.executable, "-m"]
     start = subprocess.run(
         inside("db", *python, "db.embedded", "start"),
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     local = start.stdout.strip()
     try:
         assert start.returncode == 0, start.stderr
         subprocess.run(
             inside("db", *python, "db.load"),
-            cwd=ROOT, env={**env, "DATABASE_URL": local}, timeout=120, check=True,
-        )  # fmt: skip
+            cwd=ROOT,
+            env={**env, "DATABASE_URL": local},
+            timeout=120,
+            check=True,
+        )
         yield local.replace("@127.0.0.1:", f"@{address('db')}:")
     finally:
         subprocess.run(inside("db", *python, "db.embedded", "stop"), cwd=ROOT, env=env, timeout=60)
@@ -127,8 +147,12 @@ def app_server(database_url, log_path):
     with open(log_path, "w") as log:
         process = subprocess.Popen(
             inside("app", "sh", f"{APP}_app/serve.sh"),
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     url = f"http://{address('app')}:8000"
     probe = f"import urllib.request; urllib.request.urlopen('{url}/health', timeout=2)"
     try:
@@ -152,11 +176,26 @@ def test_benchmark_across_three_hosts(tmp_path):
     with network(), postgres() as database_url:
         with app_server(database_url, tmp_path / "app.log") as url:
             bench = subprocess.run(
-                inside("gen", "./benchmark.sh", APP, "--target", url,
-                       "--database-url", database_url, "--duration", "2s", "--warmup", "1s",
-                       "--results", str(results)),
-                cwd=ROOT, capture_output=True, text=True, timeout=600,
-            )  # fmt: skip
+                inside(
+                    "gen",
+                    "./benchmark.sh",
+                    APP,
+                    "--target",
+                    url,
+                    "--database-url",
+                    database_url,
+                    "--duration",
+                    "2s",
+                    "--warmup",
+                    "1s",
+                    "--results",
+                    str(results),
+                ),
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
     assert bench.returncode == 0, bench.stdout[-3000:] + bench.stderr[-3000:]
     [report] = results.glob("*.json")
     data = json.loads(report.read_text())
