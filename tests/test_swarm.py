@@ -172,6 +172,8 @@ def stack(tmp_path_factory):
         finally:
             remove_stack(env)
             run(["docker", "swarm", "leave", "--force"], env, check=False)
+            # The bridge `swarm init` made for the tasks' outside traffic; leaving
+            # the swarm keeps it (no swarm ran before: checked above).
             run(["docker", "network", "rm", "docker_gwbridge"], env, check=False)
             remove_new_images(env, before, leftovers(env)["image"])
             assert leftovers(env) == {"container": [], "volume": [], "network": [], "image": []}
