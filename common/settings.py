@@ -15,6 +15,10 @@ class Settings:
     # Seconds Postgres may take to accept a connection, and to answer one
     # statement (a locked table, a frozen server): then 503, not a hang.
     database_timeout: float
+    # DATABASE_URL is a pooler in transaction mode (PgBouncer, docs/deploy.md):
+    # a server connection is this client's for one transaction only, so no
+    # session state may outlive one, prepared statements included.
+    transaction_pooling: bool
 
     @classmethod
     def from_env(cls, environ=os.environ):
@@ -27,4 +31,5 @@ class Settings:
             pool_max_size=int(environ.get("POOL_MAX_SIZE", "20")),
             pool_timeout=float(environ.get("POOL_TIMEOUT", "5")),
             database_timeout=float(environ.get("DATABASE_TIMEOUT", "5")),
+            transaction_pooling=environ.get("TRANSACTION_POOLING", "0") == "1",
         )

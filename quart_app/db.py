@@ -32,12 +32,24 @@ def init_app(app, settings):
 def connect_options(settings):
     """Every wait on Postgres bounded by DATABASE_TIMEOUT, as the PoolWrapper's:
     connecting, and each statement (Postgres cancels it; if Postgres is frozen,
-    asyncpg gives up a second later). Both end in a 503 (errors.py)."""
-    return {
+    asyncpg gives up a second later). Both end in a 503 (errors.py).
+
+    Behind a transaction pooler (TRANSACTION_POOLING=1) the next statement may
+    run on another server connection: asyncpg's named prepared statements
+    ("prepared statement __asyncpg_stmt_1__ does not exist") must go (its reset
+    query on release, which would undo the pooler's own settings on a
+    connection that is no longer ours, is gone already: keep_session). The
+    statement timeout is then the pooler's to set (PgBouncer ignores a client's
+    startup settings).
+    """
+    options = {
         "timeout": settings.database_timeout,
         "command_timeout": settings.database_timeout + 1,
         "server_settings": {"statement_timeout": str(round(settings.database_timeout * 1000))},
     }
+    if settings.transaction_pooling:
+        options["statement_cache_size"] = 0
+    return options
 
 
 async def keep_session(connection):

@@ -28,7 +28,7 @@ from tools.serve import APPS, stop, wait_healthy
 
 VENV = Path(sys.prefix)
 INIT_DIR = "/docker-entrypoint-initdb.d"
-NOT_APPS = {"db", "bench", "proxy"}
+NOT_APPS = {"db", "bench", "proxy", "pgbouncer"}
 BENCH_CONNECTIONS = 20  # pgbench's clients at wrk's default connections
 SPARE_CONNECTIONS = 10  # the bench's own connection, psql, superuser reserve
 
@@ -88,7 +88,8 @@ def test_compose_file_is_valid():
 
 
 STANDIN_DOCKERFILES = sorted(
-    path.relative_to(ROOT).as_posix() for path in ROOT.glob("docker/*/*.Dockerfile")
+    path.relative_to(ROOT).as_posix()
+    for path in [*ROOT.glob("docker/*/*.Dockerfile"), *ROOT.glob("docker/*/Dockerfile")]
 )
 
 
@@ -109,20 +110,28 @@ def test_an_app_service_for_each_app(services):
 def test_images_run_as_a_user(services):
     stages = dockerfile_stages()
     for name, service in services.items():
-        if "build" in service:
+        if "target" in service.get("build", {}):
             user = stages[service["build"]["target"]].get("user", "root")
             assert user.split(":")[0] not in ("root", "0"), name
+        elif "build" in service:  # a one-stage Dockerfile of its own
+            dockerfile = Path(service["build"]["context"]) / "Dockerfile"
+            users = [
+                line.split()[1]
+                for line in dockerfile.read_text().splitlines()
+                if line.startswith("USER ")
+            ]
+            assert users and users[-1].split(":")[0] not in ("root", "0"), name
 
 
 @pytest.mark.parametrize("app", APPS)
 def test_app_service(services, app):
-    """Built from the app target, started once db is healthy, with the
+    """Built from the app target, started once PgBouncer is healthy, with the
     same limits as every other app, on port 8000 published on its own host port."""
     service = services[app]
     assert service["build"]["target"] == "app"
     assert service["command"] == ["sh", f"{app}_app/serve.sh"]
     assert service.get("entrypoint") is None and service.get("working_dir") is None
-    assert service["depends_on"]["db"]["condition"] == "service_healthy"
+    assert service["depends_on"]["pgbouncer"]["condition"] == "service_healthy"
     assert service["healthcheck"]["test"][0] == "CMD"
     limits = [services[other]["deploy"]["resources"]["limits"] for other in APPS]
     assert limits == [limits[0]] * len(APPS) and set(limits[0]) == {"cpus", "memory"}
@@ -144,14 +153,28 @@ def test_app_service_runs_benchmarks_deployment(services, app):
 
 
 def test_max_connections_covers_every_pool(services):
+    """The apps' pools connect to PgBouncer (in transaction mode); Postgres
+    sees PgBouncer's pool, the bench's pgbench and spares."""
     command = " ".join(services["db"]["command"])
     max_connections = int(re.search(r"max_connections=(\d+)", command).group(1))
-    pools = sum(
+    bouncer = services["pgbouncer"]["environment"]
+    assert bouncer["POOL_MODE"] == "transaction"
+    server_pool = int(bouncer["DEFAULT_POOL_SIZE"]) + int(bouncer["RESERVE_POOL_SIZE"])
+    assert max_connections >= server_pool + BENCH_CONNECTIONS + SPARE_CONNECTIONS
+    clients = sum(
         int(services[app]["environment"]["WEB_WORKERS"])
         * int(services[app]["environment"]["POOL_MAX_SIZE"])
         for app in APPS
     )
-    assert max_connections >= pools + BENCH_CONNECTIONS + SPARE_CONNECTIONS
+    assert int(bouncer["MAX_CLIENT_CONN"]) >= clients
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_apps_reach_postgres_through_pgbouncer(services, app):
+    environment = services[app]["environment"]
+    assert "@pgbouncer:6432/" in environment["DATABASE_URL"]
+    assert environment["TRANSACTION_POOLING"] == "1"
+    assert services["bench"]["environment"]["DATABASE_URL"].split("@")[1].startswith("db:5432/")
 
 
 def init_volumes(services):
@@ -298,7 +321,8 @@ def test_bench_service(services, image_dir):
     assert {name: dependency["condition"] for name, dependency in bench["depends_on"].items()} == {
         name: "service_healthy" for name in ["db", *APPS]
     }
-    assert bench["environment"]["DATABASE_URL"] == services[APPS[0]]["environment"]["DATABASE_URL"]
+    # Direct, not through PgBouncer: pgbench's ceiling and the ledger's rows.
+    assert "@db:5432/" in bench["environment"]["DATABASE_URL"]
     script = (image_dir / bench["entrypoint"][-1]).read_text()
     assert '--target "http://$app:8000"' in script
     completed = subprocess.run(

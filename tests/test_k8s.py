@@ -1,0 +1,155 @@
+"""deploy/k8s/, checked without a cluster: kustomize renders the base and each
+overlay (`kubectl kustomize`: Debian's kubernetes-client in CI, .ci/run), and
+every object validates, strictly (no unknown field), against Kubernetes'
+published OpenAPI schemas (the kubernetes-validate package,
+requirements-dev.txt). Then what the schemas cannot know: probes, stop grace,
+resources and workers as compose.yaml and bench/deployments.py have them, the
+Services' selectors, the bench Job kept off the apps' nodes.
+"""
+
+import base64
+import os
+import shutil
+import subprocess
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from bench import deployments
+from tools import ROOT
+from tools.serve import APPS
+
+K8S = ROOT / "deploy" / "k8s"
+KUSTOMIZATIONS = ["base", "overlays/external-database"]
+# The oldest Kubernetes release still maintained upstream when this was
+# written, and the newest the pinned package knows: valid for both.
+VERSIONS = ["1.33.0", "1.37.0"]
+SERVER_GRACE = 5  # seconds: every serve.sh's graceful timeout
+CPUS = 2  # compose.yaml's limit per app
+
+
+def render(kustomization):
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        message = "no kubectl: apt-get install kubernetes-client (.ci/run)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    completed = subprocess.run(
+        [kubectl, "kustomize", str(K8S / kustomization)], capture_output=True, text=True
+    )
+    assert completed.returncode == 0, completed.stderr
+    return [document for document in yaml.safe_load_all(completed.stdout) if document]
+
+
+@pytest.fixture(scope="module", params=KUSTOMIZATIONS)
+def objects(request):
+    return render(request.param)
+
+
+def find(objects, kind, name):
+    [found] = [o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name]
+    return found
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_object_validates_against_the_schemas(objects, version):
+    for document in objects:
+        kubernetes_validate.validate(document, version, strict=True)
+
+
+def test_everything_is_in_the_namespace(objects):
+    [namespace] = [o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"]
+    for document in objects:
+        if document["kind"] != "Namespace":
+            assert document["metadata"]["namespace"] == namespace, document["metadata"]
+
+
+def test_base_has_every_part():
+    kinds = {(o["kind"], o["metadata"]["name"]) for o in render("base")}
+    expected = {("StatefulSet", "postgres"), ("Deployment", "pgbouncer"), ("Job", "bench")}
+    expected |= {(kind, app) for app in APPS for kind in ("Deployment", "Service")}
+    assert expected <= kinds
+
+
+def env(container):
+    return {item["name"]: item.get("value", item.get("valueFrom")) for item in container["env"]}
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_app_deployment(objects, app):
+    """Its serve.sh, the tuned deployment's workers for its CPUs, probes on
+    /health, and a stop that fits: preStop, then the server's graceful stop,
+    within terminationGracePeriodSeconds."""
+    spec = find(objects, "Deployment", app)["spec"]
+    pod = spec["template"]["spec"]
+    [container] = pod["containers"]
+    assert container["command"] == ["sh", f"{app}_app/serve.sh"]
+    assert spec["replicas"] >= 2
+    resources = container["resources"]
+    assert resources["limits"] == resources["requests"] == {"cpu": str(CPUS), "memory": "512Mi"}
+    variables = env(container)
+    expected = deployments.settings("tuned", app, CPUS)
+    assert {key: variables[key] for key in expected} == expected
+    assert variables["TRANSACTION_POOLING"] == "1"
+    assert variables["DATABASE_URL"]["secretKeyRef"]["key"] == "DATABASE_URL"
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"] == {"path": "/health", "port": "http"}
+    [sleep, seconds] = container["lifecycle"]["preStop"]["exec"]["command"]
+    assert sleep == "sleep"
+    assert pod["terminationGracePeriodSeconds"] > int(seconds) + SERVER_GRACE
+    assert spec["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+
+
+def test_services_select_their_pods(objects):
+    pods = [
+        o["spec"]["template"]["metadata"]["labels"]
+        for o in objects
+        if o["kind"] in ("Deployment", "StatefulSet")
+    ]
+    for service in (o for o in objects if o["kind"] == "Service"):
+        selector = service["spec"]["selector"].items()
+        assert sum(selector <= labels.items() for labels in pods) == 1, service["metadata"]
+
+
+def test_database_url_goes_through_pgbouncer(objects):
+    """The apps' DATABASE_URL names the pgbouncer Service's port; the bench's
+    direct one names Postgres."""
+    [secret] = [o for o in objects if o["kind"] == "Secret"]
+    values = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+    port = find(objects, "Service", "pgbouncer")["spec"]["ports"][0]["port"]
+    assert f"@pgbouncer:{port}/" in values["DATABASE_URL"]
+    assert f":{values['POSTGRES_PORT']}/" in values["DIRECT_DATABASE_URL"]
+
+
+def test_bench_job_stays_off_the_apps_nodes(objects):
+    pod = find(objects, "Job", "bench")["spec"]["template"]["spec"]
+    [term] = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term["topologyKey"] == "kubernetes.io/hostname"
+    selector = term["labelSelector"]["matchLabels"].items()
+    for app in APPS:
+        labels = find(objects, "Deployment", app)["spec"]["template"]["metadata"]["labels"]
+        assert selector <= labels.items(), app
+    assert not selector <= pod.get("labels", {}).items()
+
+
+def secret_references(node):
+    """Every Secret name a pod spec refers to (env, envFrom)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("secretKeyRef", "secretRef"):
+                yield value["name"]
+            else:
+                yield from secret_references(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from secret_references(item)
+
+
+def test_secret_references_name_the_generated_secret(objects):
+    """kustomize suffixes the generated Secret's name with a hash of its
+    content, and must rewrite every reference to it (or pods never start)."""
+    secrets = {o["metadata"]["name"] for o in objects if o["kind"] == "Secret"}
+    references = set(secret_references(objects))
+    assert references and references <= secrets, (references, secrets)

@@ -1,0 +1,306 @@
+"""`docker stack deploy`, for real, on a single-node swarm made here.
+
+Where Docker can run (as tests/test_compose_up.py: dockerd started if none
+runs, the stand-in base images built or reused), the module makes this
+daemon a swarm manager (`docker swarm init --advertise-addr 127.0.0.1`;
+refused if it already is one: a swarm it did not make is not its to leave),
+builds compose.yaml's images, writes the stack file (compose.yaml through
+`docker compose config` and tools/stack.py, with Quart at QUART_REPLICAS and
+the published ports moved to free ports), and deploys it. Then: every service
+runs all its tasks; the contract suite passes through the proxy's port of
+each app; the proxy reaches every Quart task; ./benchmark.sh measures the
+replicated Quart through the proxy and its ledger balances; and `docker
+service update --force` replaces Quart's tasks one by one while writers post
+reviews: every request answered 201, every 201 a row. At the end `docker stack
+rm`, the volume and images it made removed, the swarm left, the daemon (if
+started here) stopped and the host's network given back. Elsewhere it skips
+with its reason; in CI (CI set) it fails.
+
+The routing mesh is not used: on the machine this was written on, a port
+published the default (ingress) way never answered, and neither did a
+service's virtual IP; tools/stack.py publishes in host mode and resolves
+names to tasks (dnsrr). Host-mode ports listen on every interface of the
+machine (Swarm has no host_ip), for the minutes the test runs.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+import psycopg2
+import pytest
+import requests
+import yaml
+
+from tests.docker_host import (
+    build_standins,
+    compose_plugin,
+    docker_daemon,
+    exclusive,
+    images,
+    loopback_override,
+    post_until,
+    remove_new_images,
+    run,
+    unavailable,
+)
+from tests.helpers import query
+from tools import ROOT
+from tools import stack as swarm
+from tools.serve import APPS
+
+pytestmark = pytest.mark.slow  # a whole stack in Docker
+
+PROJECT = f"swarm{os.getpid()}"
+QUART_REPLICAS = 2
+WRITERS = 4
+
+
+def swarm_state(env):
+    template = "{{.Swarm.LocalNodeState}}"
+    return run(["docker", "info", "--format", template], env).stdout.strip()
+
+
+def converged(env):
+    """{service: (running, desired)} of the stack's services."""
+    listing = run(
+        ["docker", "stack", "services", PROJECT, "--format", "{{.Name}} {{.Replicas}}"], env
+    ).stdout.split("\n")
+    services = {}
+    for line in filter(None, listing):
+        name, replicas = line.split()[:2]
+        running, desired = replicas.split("/")
+        services[name.removeprefix(f"{PROJECT}_")] = (int(running), int(desired))
+    return services
+
+
+class Stack:
+    def __init__(self, env, config):
+        self.env, self.config = env, config
+
+    def published(self, service, target):
+        [port] = [p for p in self.config[service]["ports"] if p["target"] == target]
+        return port["published"]
+
+    def url(self, app):
+        """The proxy's port for app (proxy/compose.conf: 8001 is flask, ...)."""
+        return f"http://127.0.0.1:{self.published('proxy', 8001 + APPS.index(app))}"
+
+    def database_url(self):
+        db = self.config["db"]["environment"]
+        return (
+            f"postgresql://{db['POSTGRES_USER']}:{db['POSTGRES_PASSWORD']}"
+            f"@127.0.0.1:{self.published('db', 5432)}/{db['POSTGRES_DB']}"
+        )
+
+
+def wait_ready(env, stack, timeout=420):
+    """Every service at its replicas, and every app answering through the proxy."""
+    deadline = time.monotonic() + timeout
+    while True:
+        services = converged(env)
+        ready = services and all(r == d for r, d in services.values())
+        if ready:
+            try:
+                if all(requests.get(f"{stack.url(a)}/health", timeout=5).ok for a in APPS):
+                    return
+            except requests.RequestException:
+                pass
+        if time.monotonic() > deadline:
+            logs = run(["docker", "service", "ps", "--no-trunc", PROJECT], env, check=False)
+            pytest.fail(f"the stack did not come up: {services}\n{logs.stdout[-4000:]}")
+        time.sleep(2)
+
+
+def leftovers(env):
+    label = f"label=com.docker.stack.namespace={PROJECT}"
+    kinds = {
+        "container": ["docker", "ps", "--all", "--quiet", "--filter", label],
+        "volume": ["docker", "volume", "ls", "--quiet", "--filter", f"name={PROJECT}_"],
+        "network": ["docker", "network", "ls", "--quiet", "--filter", label],
+        "image": ["docker", "image", "ls", "--quiet", "--filter", f"reference={PROJECT}-*"],
+    }
+    return {kind: run(args, env).stdout.split() for kind, args in kinds.items()}
+
+
+def remove_stack(env):
+    run(["docker", "stack", "rm", PROJECT], env, check=False)
+    deadline = time.monotonic() + 120  # stack rm returns before the tasks stop
+    while any(leftovers(env)[kind] for kind in ("container", "network")):
+        assert time.monotonic() < deadline, leftovers(env)
+        time.sleep(1)
+    for volume in leftovers(env)["volume"]:
+        run(["docker", "volume", "rm", volume], env)
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    if not shutil.which("docker"):
+        unavailable("no docker CLI: apt-get install docker.io (.ci/run)")
+    tmp = tmp_path_factory.mktemp("swarm")
+    env = {**os.environ, "DOCKER_CONFIG": compose_plugin(tmp / "docker-config")}
+    env["COMPOSE_PARALLEL_LIMIT"] = "1"  # one build of the app image, then the cache
+    for name in ("COMPOSE_FILE", "COMPOSE_PROFILES", "COMPOSE_PROJECT_NAME"):
+        env.pop(name, None)
+    started = time.monotonic()
+    with exclusive("compose-up-e2e.lock"), docker_daemon(env, tmp):
+        if swarm_state(env) != "inactive":
+            unavailable(f"this daemon is already in a swarm ({swarm_state(env)}): not ours")
+        build_standins(env)
+        before = images(env)
+        compose = ["docker", "compose", "-p", PROJECT, "-f", str(ROOT / "compose.yaml")]
+        services = json.loads(run([*compose, "config", "--format", "json"], env).stdout)
+        loopback_override(services["services"], tmp / "loopback.yaml")
+        replicas = tmp / "replicas.yaml"
+        replicas.write_text(f"services:\n  quart:\n    deploy:\n      replicas: {QUART_REPLICAS}\n")
+        compose += ["-f", str(tmp / "loopback.yaml"), "-f", str(replicas)]
+        run(["docker", "swarm", "init", "--advertise-addr", "127.0.0.1"], env)
+        try:
+            run([*compose, "build"], env, timeout=900)
+            config = run([*compose, "config", "--format", "json"], env).stdout
+            stack_file = tmp / "stack.yaml"
+            stack_file.write_text(yaml.safe_dump(swarm.stack(json.loads(config)), sort_keys=False))
+            run(["docker", "stack", "deploy", "-c", str(stack_file), PROJECT], env)
+            stack = Stack(env, yaml.safe_load(stack_file.read_text())["services"])
+            wait_ready(env, stack)
+            print(f"\nswarm stack up in {time.monotonic() - started:.0f} s")
+            yield stack
+        finally:
+            remove_stack(env)
+            run(["docker", "swarm", "leave", "--force"], env, check=False)
+            # The bridge `swarm init` made for the tasks' outside traffic; leaving
+            # the swarm keeps it (no swarm ran before: checked above).
+            run(["docker", "network", "rm", "docker_gwbridge"], env, check=False)
+            remove_new_images(env, before, leftovers(env)["image"])
+            assert leftovers(env) == {"container": [], "volume": [], "network": [], "image": []}
+            assert swarm_state(env) == "inactive"
+
+
+def test_every_service_runs_all_its_tasks(stack):
+    services = converged(stack.env)
+    assert set(services) == set(stack.config)
+    assert services["quart"] == (QUART_REPLICAS, QUART_REPLICAS)
+    assert all(running == desired > 0 for running, desired in services.values()), services
+
+
+def test_contract_suite_passes_through_the_proxy(stack):
+    """tests/test_contract.py against the proxy's port of each app."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": stack.database_url(),
+        "TEST_SERVERS": " ".join(f"{app}={stack.url(app)}" for app in APPS),
+    }
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-x",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_contract.py",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stdout[-5000:]
+    assert " passed" in completed.stdout and "skipped" not in completed.stdout
+
+
+def test_the_proxy_reaches_every_quart_task(stack):
+    seen, deadline = set(), time.monotonic() + 30
+    while len(seen) < QUART_REPLICAS and time.monotonic() < deadline:
+        response = requests.get(f"{stack.url('quart')}/films/995/", timeout=10)
+        assert response.status_code == 200, response.text
+        seen.add(response.headers["X-Upstream-Addr"])
+    assert len(seen) == QUART_REPLICAS, seen
+
+
+def test_bench_measures_the_replicated_service(stack, tmp_path):
+    """./benchmark.sh quart --target (the proxy, both tasks) --database-url:
+    pgbench's ceiling and the ledger against the stack's Postgres."""
+    results = tmp_path / "results"
+    completed = subprocess.run(
+        [
+            "./benchmark.sh",
+            "quart",
+            "--target",
+            stack.url("quart"),
+            "--database-url",
+            stack.database_url(),
+            "--duration",
+            "2s",
+            "--warmup",
+            "1s",
+            "--results",
+            str(results),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    [report] = results.glob("*.json")
+    measurements = json.loads(report.read_text())["measurements"]
+    for measurement in measurements:
+        summary = measurement["summary"]
+        assert summary["requests"] > 0, measurement
+        assert summary["socket_errors"] == summary["non_2xx"] == 0, measurement
+    [review] = [m for m in measurements if m["route"] == "review"]
+    assert review["ledgers"] and all(ledger["ok"] for ledger in review["ledgers"]), review
+
+
+def test_rolling_update_under_writes_loses_no_answer(stack):
+    """`docker service update --force`: each Quart task replaced by a new one
+    (start-first, compose.yaml's update_config) while writers post through
+    the proxy. Every request answered 201, every 201 a row."""
+    film_id = 993
+    connection = psycopg2.connect(stack.database_url())
+    connection.autocommit = True
+    try:
+        query(connection, "DELETE FROM review WHERE film_id = %s RETURNING 1", film_id)
+        stop_event, outcomes = threading.Event(), []
+        writers = [
+            threading.Thread(
+                target=post_until, args=(stack.url("quart"), film_id, stop_event, outcomes)
+            )
+            for _ in range(WRITERS)
+        ]
+        for writer in writers:
+            writer.start()
+        time.sleep(1)
+        started = time.monotonic()
+        update = ["docker", "service", "update", "--force", "--detach=false", f"{PROJECT}_quart"]
+        run(update, stack.env, timeout=400)
+        took = time.monotonic() - started
+        time.sleep(1)
+        stop_event.set()
+        for writer in writers:
+            writer.join(timeout=15)
+        [[rows]] = query(connection, "SELECT count(*) FROM review WHERE film_id = %s", film_id)
+    finally:
+        connection.close()
+    print(f"\nrolling update of {QUART_REPLICAS} tasks: {took:.0f} s, {len(outcomes)} writes")
+    others = [o for o in outcomes if o != 201]
+    if others:
+        logs = [
+            run(
+                ["docker", "service", "logs", "--no-trunc", "--tail", "40", f"{PROJECT}_{name}"],
+                stack.env,
+                check=False,
+            )
+            for name in ("proxy", "quart")
+        ]
+        print("\n".join(log.stdout[-6000:] + log.stderr[-6000:] for log in logs))
+    assert outcomes and not others, (len(others), len(outcomes), others[:20])
+    assert rows == outcomes.count(201)
+    assert converged(stack.env)["quart"] == (QUART_REPLICAS, QUART_REPLICAS)

@@ -1,0 +1,96 @@
+"""compose.yaml as a Docker Swarm stack file (docs/deploy.md):
+
+    docker compose -p films build
+    docker compose -p films config --format json | python -m tools.stack > stack.yaml
+    docker stack deploy -c stack.yaml films
+
+`docker stack deploy` reads the Compose file format 3 (Docker 20.10's also
+wants its `version`), not the Compose Specification that compose.yaml is
+written in: this keeps every service, setting and healthcheck and rewrites only
+what format 3 or Swarm cannot take:
+
+- `depends_on` conditions (Swarm starts everything at once; the apps wait for
+  Postgres themselves: /health answers 503 until it is there) and `build`
+  (the images `docker compose build` made, `PROJECT-SERVICE`: push them to a
+  registry for more than one node);
+- services in a profile (the bench: run it with `docker run`, docs/deploy.md);
+- the apps' published ports: each app runs `deploy.replicas` tasks behind the
+  stack's proxy (endpoint_mode dnsrr: the proxy sees every task's address),
+  and a published port cannot take more than one task per node;
+- the apps' command, run by docker/drain.sh: a stopping task (a rolling
+  update, a scale-down) keeps serving until the proxy has forgotten it;
+- every other published port: host mode, as the routing mesh does not answer
+  on every machine (docs/deploy.md says what it would add);
+- every service's endpoint_mode: dnsrr, the name resolving to its tasks'
+  addresses. A virtual IP (the default) is balanced by the same kernel IPVS
+  machinery as the routing mesh, and where that fails (as on the machine this
+  was developed on) no service could reach another by name.
+"""
+
+import json
+import sys
+
+import yaml
+
+VERSION = "3.8"
+# Seconds a stopping app task keeps serving (docker/drain.sh): the proxy's DNS
+# cache (proxy/compose.conf, valid=5s) and a margin. Then its server's own
+# graceful stop (every serve.sh: 5 s), all within stop_grace_period.
+DRAIN, SERVER_GRACE = 7, 5
+DROPPED = ("build", "depends_on", "profiles", "pull_policy", "networks")
+
+
+def service(name, spec, project):
+    """One service of the stack file."""
+    spec = {key: value for key, value in spec.items() if key not in DROPPED and value is not None}
+    if "build" in spec or "image" not in spec:
+        spec["image"] = f"{project}-{name}"
+    deploy = spec.setdefault("deploy", {})
+    limits = deploy.get("resources", {}).get("limits", {})
+    if "cpus" in limits:
+        limits["cpus"] = str(limits["cpus"])  # format 3: a string
+    if deploy.get("endpoint_mode") == "dnsrr":  # compose.yaml's replicated apps
+        spec.pop("ports", None)
+        spec["command"] = ["sh", "docker/drain.sh", *spec["command"]]
+        spec["environment"] = {**spec.get("environment", {}), "DRAIN_SECONDS": str(DRAIN)}
+        spec["stop_grace_period"] = f"{DRAIN + SERVER_GRACE + 3}s"
+    deploy["endpoint_mode"] = "dnsrr"
+    spec["ports"] = [
+        {
+            "target": p["target"],
+            "published": int(p["published"]),
+            "protocol": p["protocol"],
+            "mode": "host",
+        }
+        for p in spec.get("ports", [])
+    ]
+    spec["volumes"] = [
+        {key: value for key, value in volume.items() if key not in ("bind", "volume")}
+        for volume in spec.get("volumes", [])
+    ]
+    return {key: value for key, value in spec.items() if value not in ([], {})}
+
+
+def stack(config):
+    """The stack file for `docker compose config --format json`'s output."""
+    project = config["name"]
+    return {
+        "version": VERSION,
+        "services": {
+            name: service(name, spec, project)
+            for name, spec in config["services"].items()
+            if not spec.get("profiles")
+        },
+        # Attachable: a container started by hand (the bench) can join it.
+        "networks": {"default": {"driver": "overlay", "attachable": True}},
+        "volumes": {name: {} for name in config.get("volumes", {})},
+    }
+
+
+def main():
+    config = json.load(sys.stdin)
+    yaml.safe_dump(stack(config), sys.stdout, sort_keys=False, width=1000)
+
+
+if __name__ == "__main__":
+    main()
