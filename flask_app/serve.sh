@@ -5,7 +5,7 @@
 # Why sync workers, and this many: a sync worker serves one request at a time
 # and spends most of it waiting for Postgres, so it takes more processes than
 # cores to keep the CPUs busy; 2 x cores + 1 is gunicorn's own advice. Threads
-# (gthread) add GIL contention and measured slower here (see README).
+# (gthread) add GIL contention and measured slower here (see docs/results.md).
 set -eu
 exec gunicorn 'flask_app:create_app()' \
     --bind "${HOST:-127.0.0.1}:${PORT:-8000}" \
