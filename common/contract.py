@@ -41,6 +41,34 @@ MALFORMED_REQUEST = "malformed HTTP request"
 URI_TOO_LONG = "request line is too long"
 HEADERS_TOO_LARGE = "request headers are too large"
 REQUEST_TIMEOUT = "request not received in time"
+# What nginx answers by itself (proxy/api.inc): every status it has a page for,
+# but for redirects and TLS, keyed by the status the client gets.
+PROXY_MESSAGES = {
+    400: MALFORMED_REQUEST,
+    401: "authorization required",
+    402: "payment required",
+    403: "forbidden",
+    404: NOT_FOUND,
+    405: METHOD_NOT_ALLOWED,
+    406: "not acceptable",
+    408: REQUEST_TIMEOUT,
+    409: "conflict",
+    410: "gone",
+    411: "length required",
+    412: "precondition failed",
+    413: BODY_TOO_LARGE,
+    414: URI_TOO_LONG,
+    415: "unsupported media type",
+    416: "range not satisfiable",
+    421: "misdirected request",
+    429: "too many requests",
+    431: HEADERS_TOO_LARGE,  # nginx's 494
+    500: INTERNAL_ERROR,
+    501: "transfer coding not implemented",
+    503: "app unavailable",  # and nginx's 502 and 504: the app is down or silent
+    505: "HTTP version not supported",
+    507: "insufficient storage",
+}
 EXPECTATION_FAILED = "the only expectation supported is 100-continue"
 
 # What Postgres answers when it cannot serve a request now, however well-formed
@@ -135,6 +163,12 @@ def parse_review(body):
     if not 0 < film_id <= INT4_MAX:
         raise ContractError(422, UNKNOWN_FILM)
     return film_id, rating
+
+
+def allow_header(methods):
+    """The Allow header's value, in one order: the frameworks collect a route's
+    methods in a set, whose order changes with each process's hash seed."""
+    return ", ".join(sorted(method.strip() for method in methods))
 
 
 def unavailable(sqlstate):

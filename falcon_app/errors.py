@@ -72,7 +72,7 @@ def method_not_allowed(*allowed):
     """
 
     def on_request(resource, req, resp, **params):
-        raise falcon.HTTPMethodNotAllowed(allowed)
+        raise falcon.HTTPMethodNotAllowed(sorted(allowed))  # as allow_header orders it
 
     return on_request
 

@@ -20,9 +20,22 @@ def create_app(settings=None):
     # are declared without it; strict_slashes=False accepts it.
     app.url_map.strict_slashes = False
     app.url_map.merge_slashes = False
+    app.wsgi_app = ignore_upgrade(app.wsgi_app)
     db.init_app(app, settings)
     errors.init_app(app)
     app.register_blueprint(films.blueprint)
     app.register_blueprint(reviews.blueprint)
     app.register_blueprint(health.blueprint)
     return app
+
+
+def ignore_upgrade(wsgi_app):
+    """A GET with `Upgrade: websocket` is served as the plain GET it also is
+    (RFC 9110, 7.8: a server may ignore Upgrade). Werkzeug would match it
+    against WebSocket routes only, and answer 400 for want of one."""
+
+    def plain_http(environ, start_response):
+        environ.pop("HTTP_UPGRADE", None)
+        return wsgi_app(environ, start_response)
+
+    return plain_http

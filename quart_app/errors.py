@@ -14,6 +14,7 @@ from common.contract import (
     NOT_FOUND,
     REQUEST_TIMEOUT,
     ContractError,
+    allow_header,
     unavailable,
 )
 
@@ -66,6 +67,8 @@ async def http_error(exception):
     """Quart's own errors (404, 405, 413, ...), keeping their headers (Allow)."""
     response = error(exception.code, MESSAGES.get(exception.code, exception.description))
     for name, value in exception.get_headers():
+        if name == "Allow":
+            value = allow_header(value.split(","))
         if name != "Content-Type":
             response.headers[name] = value
     return response

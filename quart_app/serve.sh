@@ -11,6 +11,8 @@
 # (Hypercorn's dropped them here), close their pools and exit within 5 seconds,
 # like the other apps' servers. It also took less CPU per request here:
 # httptools parses HTTP in C, Hypercorn's h11 in Python. Access log off.
+# No WebSocket (--ws none): the API has none, and a GET that asks to upgrade is
+# served as the plain GET it also is, as in the other apps (RFC 9110, 7.8).
 set -eu
 exec uvicorn quart_app:create_app --factory \
     --host "${HOST:-127.0.0.1}" \
@@ -19,5 +21,6 @@ exec uvicorn quart_app:create_app --factory \
     --loop uvloop \
     --http httptools \
     --lifespan on \
+    --ws none \
     --timeout-graceful-shutdown 5 \
     --no-access-log

@@ -65,17 +65,17 @@ class DecodedPathRequest(Request):
     are: /%66ilms/995 is /films/995 and %2F is a slash. Sanic routes on the raw
     path, where a %2F would be part of a segment."""
 
-    def __init__(self, url_bytes, *args, method, **kwargs):
+    def __init__(self, url_bytes, *args, **kwargs):
         try:
-            super().__init__(url_bytes, *args, method=method, **kwargs)
+            super().__init__(url_bytes, *args, **kwargs)
         except BadURL:
-            if method != STAND_IN:
+            if kwargs.get("method") != STAND_IN:  # given by keyword there
                 raise
             # A request target httptools cannot parse (x:80, films/995, a
             # control character) is a 400, answered on a stand-in request that
             # Sanic builds from the same target: it would fail again and drop
             # the connection unanswered.
-            super().__init__(b"/", *args, method=method, **kwargs)
+            super().__init__(b"/", *args, **kwargs)
 
     @property
     def path(self):

@@ -18,6 +18,7 @@ from common.contract import (
     NOT_FOUND,
     REQUEST_TIMEOUT,
     ContractError,
+    allow_header,
     unavailable,
 )
 
@@ -112,6 +113,8 @@ def http_error(request, exception):
         return error(408, REQUEST_TIMEOUT)
     response = error(status, MESSAGES.get(status, exception.message))
     response.headers.update(exception.headers)
+    if "allow" in response.headers:
+        response.headers["allow"] = allow_header(response.headers["allow"].split(","))
     return response
 
 

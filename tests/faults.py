@@ -4,10 +4,14 @@ reviews with its ledger, nginx when it is installed.
 Everything here talks to 127.0.0.1 only, and is bounded in time.
 """
 
+import asyncio
+import collections
+import contextlib
 import dataclasses
 import http.client
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -222,3 +226,61 @@ def wait_for(condition, timeout, interval=0.2):
             return True
         time.sleep(interval)
     return False
+
+
+def raise_file_limit(needed):
+    """Raise this process's soft limit on open files to `needed` (up to the hard
+    limit): the connection tests hold thousands of sockets."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        ceiling = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
+
+
+@contextlib.contextmanager
+def held_connections(port, count, request=b"", receive_buffer=None):
+    """`count` connections to 127.0.0.1:port, each sent `request` (nothing: an
+    idle client), never read, held for the with block, then closed."""
+    raise_file_limit(count + 512)
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket()
+            sockets.append(sock)
+            if receive_buffer:  # a small window: the server's send blocks sooner
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+            sock.settimeout(10)
+            sock.connect(("127.0.0.1", port))
+            if request:
+                sock.sendall(request)
+        yield sockets
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def burst(port, count, path="/films/995/", timeout=60.0):
+    """`count` clients connect at once and GET path: {outcome: clients}, the
+    outcome a status ("200") or what went wrong ("reset", "timeout", ...)."""
+    raise_file_limit(count + 512)
+
+    async def one():
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection("127.0.0.1", port), timeout
+            )
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+            answer = await asyncio.wait_for(reader.read(), timeout)
+            writer.close()
+        except (ConnectionResetError, BrokenPipeError):
+            return "reset"
+        except TimeoutError:
+            return "timeout"
+        except OSError as error:
+            return type(error).__name__
+        return answer.split(b" ", 2)[1].decode() if answer.startswith(b"HTTP/") else "closed"
+
+    async def all_at_once():
+        return await asyncio.gather(*(one() for _ in range(count)))
+
+    return dict(collections.Counter(asyncio.run(all_at_once())))

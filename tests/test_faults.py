@@ -7,6 +7,7 @@ The ledger (tests/faults.py): every review answered 201 is stored, and a stored
 review without its 201 is at most one of the requests in flight at the fault.
 """
 
+import os
 import socket
 import threading
 import time
@@ -16,7 +17,16 @@ import pytest
 
 from db.embedded import free_port
 from db.load import load
-from tests.faults import Load, get, nginx, raw, stored_reviews, wait_for
+from tests.faults import (
+    Load,
+    burst,
+    get,
+    held_connections,
+    nginx,
+    raw,
+    stored_reviews,
+    wait_for,
+)
 from tests.helpers import query, serve
 from tools import proxy
 from tools.serve import APPS, start_app, stop, wait_healthy
@@ -227,6 +237,97 @@ def test_slow_clients_do_not_deny_service_through_the_proxy(
     record_property("slowest_s", max(round(a.seconds, 3) for a in answers if a))
     assert all(answer is not None and answer.status == 200 for answer in answers)
     assert max(answer.seconds for answer in answers) < 2
+
+
+BURST = 1000  # clients at once: what --proxy promises (proxy/nginx.conf)
+IDLE = 2000  # connections that send nothing
+SLOW_READERS = 10  # more than the workers: each GET /films/ and never reads
+# Served directly, a gunicorn sync worker gives its whole time to one
+# connection: idle ones and ones that do not read their answer hold every
+# worker (until gunicorn's 30 s worker timeout, connection after connection).
+# docs/contract.md; the async servers and nginx serve others meanwhile.
+DENIED_DIRECTLY = {"flask", "falcon"}
+
+
+@pytest.fixture(params=APPS)
+def app_behind_proxy(request, database_url, tmp_path):
+    """(the app's port, nginx's port in front of it), two workers."""
+    if os.environ.get("TEST_PROXY"):
+        pytest.skip("TEST_PROXY: these tests put nginx in front themselves")
+    nginx()
+    server_generator = serve(request.param, database_url, tmp_path, web_workers=2)
+    server = next(server_generator)
+    listen = free_port()
+    with open(tmp_path / "nginx.log", "w") as log:
+        handle = proxy.start(port_of(server), listen, log)
+    try:
+        yield request.param, port_of(server), listen
+    finally:
+        proxy.stop(handle)
+        server_generator.close()
+
+
+def test_a_burst_of_connections_is_answered_through_the_proxy(app_behind_proxy, record_property):
+    """1,000 clients connect at once: nginx queues what the app cannot take
+    yet, and every one is answered (nginx's 1,024 connections reset half)."""
+    _, _, listen = app_behind_proxy
+    started = time.monotonic()
+    outcomes = burst(listen, BURST)
+    record_property("outcomes", outcomes)
+    record_property("seconds", round(time.monotonic() - started, 1))
+    assert outcomes == {"200": BURST}
+
+
+def answered_while_held(port, connections):
+    """GET /health while `connections` are held: the Response, or None if
+    there is none within 5 s."""
+    with connections(port):
+        try:
+            return get(port, "/health", timeout=5)
+        except TimeoutError:
+            return None
+
+
+def idle(port):
+    return held_connections(port, IDLE)
+
+
+def not_reading(port):
+    request = b"GET /films/ HTTP/1.1\r\nHost: x\r\n\r\n"  # 52 KB of answer
+    return held_connections(port, SLOW_READERS, request, receive_buffer=1024)
+
+
+@pytest.mark.parametrize("clients", [idle, not_reading], ids=["idle", "not reading"])
+def test_held_connections_through_the_proxy(app_behind_proxy, clients, record_property):
+    """2,000 idle connections, or clients that never read the big route's
+    answer: through nginx every other request is still answered."""
+    _, _, listen = app_behind_proxy
+    response = answered_while_held(listen, clients)
+    record_property("seconds", response and round(response.seconds, 3))
+    assert response is not None and response.status == 200
+
+
+@pytest.mark.parametrize("clients", [idle, not_reading], ids=["idle", "not reading"])
+def test_held_connections_directly(app_behind_proxy, clients, record_property):
+    """The same, straight to the app's server: the async servers answer, a
+    gunicorn sync server does not (documented: serve it behind the proxy).
+    Either way it serves again once those clients are gone."""
+    app, port, _ = app_behind_proxy
+    response = answered_while_held(port, clients)
+    record_property("answered", response is not None)
+    if app in DENIED_DIRECTLY:
+        assert response is None
+    else:
+        assert response is not None and response.status == 200
+    assert wait_for(lambda: healthy(port), 20)
+
+
+def healthy(port):
+    try:
+        answer = get(port, "/health", timeout=2)
+    except OSError:  # TimeoutError among them
+        return False
+    return answer is not None and answer.status == 200
 
 
 def test_concurrent_first_start_loads_once(database_url):

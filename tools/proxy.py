@@ -49,8 +49,9 @@ def version():
     return (completed.stderr or completed.stdout).strip().removeprefix("nginx version: ")
 
 
-def start(app_port, listen_port, log=None, timeout=10.0):
-    """Start nginx on 127.0.0.1:listen_port in front of 127.0.0.1:app_port.
+def start(app_port, listen_port, log=None, timeout=10.0, extra_rules=""):
+    """Start nginx on 127.0.0.1:listen_port in front of 127.0.0.1:app_port;
+    extra_rules (nginx directives, for the tests) are added to api.inc's.
 
     Raises FileNotFoundError without nginx, RuntimeError if it does not listen
     within `timeout` seconds (its errors are in `log`).
@@ -58,7 +59,7 @@ def start(app_port, listen_port, log=None, timeout=10.0):
     nginx = binary()
     if nginx is None:
         raise FileNotFoundError("nginx is not installed (Debian: apt-get install nginx-light)")
-    prefix = _prefix(app_port, listen_port)
+    prefix = _prefix(app_port, listen_port, extra_rules)
     user = SYSTEM_USER if os.geteuid() == 0 else None
     process = subprocess.Popen(
         [nginx, "-p", prefix, "-c", "nginx.conf", "-e", "stderr"],
@@ -100,13 +101,13 @@ def stop(handle, timeout=10.0):
     shutil.rmtree(handle.prefix, ignore_errors=True)
 
 
-def _prefix(app_port, listen_port):
+def _prefix(app_port, listen_port, extra_rules=""):
     """A temporary nginx prefix: the rendered config, the rules, temp folders."""
     prefix = Path(tempfile.mkdtemp(prefix="nginx-"))
     config = CONFIG.read_text()
     config = config.replace("@APP_PORT@", str(app_port)).replace("@LISTEN_PORT@", str(listen_port))
     (prefix / "nginx.conf").write_text(config)
-    shutil.copy(RULES, prefix / "api.inc")
+    (prefix / "api.inc").write_text(RULES.read_text() + extra_rules)
     (prefix / "tmp").mkdir()
     if os.geteuid() == 0:
         entry = pwd.getpwnam(SYSTEM_USER)

@@ -28,6 +28,8 @@ from tools import ROOT, proxy
 
 # Flask first: the app the article migrates from, and every comparison's baseline.
 APPS = ("flask", "quart", "sanic", "falcon")
+# Served by gunicorn's sync workers (their serve.sh): one connection each.
+SYNC_APPS = ("flask", "falcon")
 
 
 class AppNotStarted(RuntimeError):
@@ -146,6 +148,17 @@ def running(app, port, database_url, log_path, timeout=30.0, command=None, healt
         stop(process)
 
 
+def direct_warning(app, proxied):
+    """What to tell whoever serves a sync app without the proxy, or None."""
+    if app in SYNC_APPS and not proxied:
+        return (
+            f"warning: {app} runs on gunicorn's sync workers, one connection each: a few "
+            "idle or slow clients, or clients that never read an answer, stop it answering "
+            "(docs/contract.md). Add --proxy to serve it behind nginx."
+        )
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("app", choices=APPS)
@@ -153,6 +166,8 @@ def main():
     parser.add_argument("--proxy", action="store_true", help="behind nginx (proxy/api.inc)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    if warning := direct_warning(args.app, args.proxy):
+        print(warning, file=sys.stderr)
     try:
         with database() as url:
             app_port = embedded.free_port() if args.proxy else args.port
