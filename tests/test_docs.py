@@ -3,7 +3,9 @@
 Fast: no server, no database. Checked here:
 - README.md stays short and holds the two commands and the article;
 - every relative link in README.md and docs/*.md reaches a committed file and,
-  for #anchors into Markdown, a heading of it (GitHub's slugs);
+  for #anchors into Markdown, a heading of it (GitHub's slugs); every path in
+  `code` under one of the repository's folders names a file or folder that is
+  there (so a module that moves cannot leave the docs behind);
 - the numbers README.md and docs/results.md quote are in the committed reports
   they link (the conventions are in tests/quoted.py).
 """
@@ -22,6 +24,11 @@ ARTICLE = "https://hackernoon.com/3x-faster-than-flask-8e89bfbe8e4f"
 ARTICLE_CODE = "https://github.com/pgjones/faster_than_flask_article"
 HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
 FENCED = re.compile(r"^```.*?^```$", re.MULTILINE | re.DOTALL)
+CODE_PATH = re.compile(r"`([\w\-]+/[\w.\-/]*)`")
+IGNORED = {line.strip("/") for line in (ROOT / ".gitignore").read_text().splitlines()}
+FOLDERS = {
+    p.name for p in ROOT.iterdir() if p.is_dir() and p.name[0] != "." and p.name not in IGNORED
+}
 
 
 def slug(heading):
@@ -61,6 +68,18 @@ def test_relative_links_resolve(page):
         elif anchor and path.suffix == ".md" and anchor[1:] not in anchors(path.read_text()):
             broken.append(f"{target}{anchor}: no such heading")
     assert not broken, f"{page.name}: {broken}"
+
+
+def test_code_paths_exist():
+    named = {
+        (page.name, path)
+        for page in PAGES
+        for path in CODE_PATH.findall(page.read_text())
+        if path.split("/")[0] in FOLDERS
+    }
+    assert len(named) >= 50  # the pages name the code they describe
+    absent = sorted(f"{page}: {path}" for page, path in named if not (ROOT / path).exists())
+    assert not absent, "\n".join(absent)
 
 
 @pytest.mark.parametrize("page", [README, RESULTS], ids=lambda page: page.name)
