@@ -7,6 +7,8 @@ tests/test_migration_guide.py (docs/migration.md). The conventions:
   name, quotes nothing);
 - a section (from one "## " heading to the next) that links reports under
   docs/results/ takes every number in its tables' rows from those reports;
+- a paragraph that links reports under docs/results/ takes the numbers of its
+  prose (not of its `code` or its link targets) from those reports;
 - a ratio in a table is checked by arithmetic where the table shows what it
   divides: in a column headed "A / B", each cell is column A's first number
   over column B's; in a cell "a / b / c (1.2x / 1.5x)", the ratios are b/a and
@@ -152,4 +154,19 @@ def unquoted_table_numbers(markdown, folder):
             problems += wrong
             if absent := missing(row, source):
                 problems.append(f"{row[:60]}...: {[str(n) for n in absent]}")
+    return checked, problems
+
+
+def unquoted_prose_numbers(markdown, folder):
+    """(paragraphs checked, ["paragraph: numbers"] for each prose number its reports lack)."""
+    checked, problems = 0, []
+    for paragraph in re.split(r"\n\s*\n", FENCED.sub("", markdown)):
+        paths = reports(paragraph, folder)
+        if paragraph.startswith("|") or not paths:
+            continue
+        checked += 1
+        prose = re.sub(r"\]\([^)]*\)", "]", re.sub(r"`[^`]*`", "", paragraph))
+        source = "\n".join(path.read_text() for path in paths if path.is_file())
+        if absent := missing(prose, source):
+            problems.append(f"{paragraph[:60]}...: {[str(n) for n in absent]}")
     return checked, problems

@@ -14,7 +14,13 @@ import re
 
 import pytest
 
-from tests.quoted import derived_problems, links, unquoted_link_numbers, unquoted_table_numbers
+from tests.quoted import (
+    derived_problems,
+    links,
+    unquoted_link_numbers,
+    unquoted_prose_numbers,
+    unquoted_table_numbers,
+)
 from tools import ROOT
 
 README = ROOT / "README.md"
@@ -92,6 +98,21 @@ def test_tables_quote_their_sections_reports(page, at_least):
     checked, problems = unquoted_table_numbers(page.read_text(), page.parent)
     assert checked >= at_least  # the convention is in use, so this test tests something
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("page, at_least", [(README, 1), (RESULTS, 7)], ids=["README", "results"])
+def test_prose_quotes_the_reports_it_links(page, at_least):
+    checked, problems = unquoted_prose_numbers(page.read_text(), page.parent)
+    assert checked >= at_least
+    assert not problems, "\n".join(problems)
+
+
+def test_a_wrong_prose_number_is_caught(tmp_path):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "run.json").write_text('{"connections_held": 40, "rps": 568.2}')
+    good = "Flask held all 40 connections, `--workers 2`, 568 req/s\n([JSON](results/run.json))."
+    assert unquoted_prose_numbers(good, tmp_path) == (1, [])
+    assert unquoted_prose_numbers(good.replace("40", "50"), tmp_path)[1]
 
 
 def test_every_results_section_links_its_report_or_says_why_not():
