@@ -5,7 +5,7 @@
 # Why sync workers, and this many: a sync worker serves one request at a time
 # and spends most of it waiting for Postgres, so it takes more processes than
 # cores to keep the CPUs busy; 2 x cores + 1 is gunicorn's own advice. Threads
-# (gthread) add GIL contention and measured slower here (see README).
+# (gthread) add GIL contention and measured slower here (see docs/results.md).
 #
 # --limit-request-fields: gunicorn refuses more than 100 header fields by
 # default, as HTML, where nginx takes 1,000 and the other servers bound a head

@@ -7,30 +7,25 @@ Its conventions, checked here (fast: no server, no database):
   old file, its new side (context and + lines) in the new one;
 - every number quoted is a link to the committed results file it comes from,
   [2,117 req/s](results/2026-11-23-all-both.md), and appears in that file (a
-  link whose text is `code`, the file's name, quotes nothing).
+  link whose text is `code`, the file's name, quotes nothing): tests/quoted.py,
+  shared with the README's and docs/results.md's checks.
 """
 
 import re
 
 import pytest
 
+from tests.quoted import links, numbers, unquoted_link_numbers
 from tools import ROOT
 
 GUIDE = ROOT / "docs" / "migration.md"
 
 FENCE = re.compile(r"^`([^`]+)`:\n```[a-z]*\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 DIFF = re.compile(r"^```diff\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-RESULT_LINK = re.compile(r"\[([^\]]+)\]\((results/[^)#]+)\)")
-NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
 def guide():
     return GUIDE.read_text()
-
-
-def numbers(text):
-    """Every number in text as a float, thousands separators dropped."""
-    return {float(number.replace(",", "")) for number in NUMBER.findall(text)}
 
 
 def hunks(diff):
@@ -76,17 +71,16 @@ def test_diff_excerpts_are_the_diff():
 
 
 def test_quoted_numbers_are_in_the_results_they_link():
-    links = RESULT_LINK.findall(guide())
-    assert len(links) >= 10
-    for text, target in links:
-        if text.startswith("`"):
-            continue  # the file's own name, not a figure from it
-        path = GUIDE.parent / target
-        assert path.is_file(), f"{target} is not committed"
-        quoted = numbers(text)
-        assert quoted, f"[{text}]({target}) quotes no number"
-        missing = quoted - numbers(path.read_text())
-        assert not missing, f"[{text}]: {sorted(missing)} not in {target}"
+    quoting = [
+        (text, target)
+        for text, target, _ in links(guide())
+        if target.startswith("results/") and not text.startswith("`")
+    ]
+    assert len(quoting) >= 10
+    for text, target in quoting:
+        assert numbers(text), f"[{text}]({target}) quotes no number"
+    problems = unquoted_link_numbers(guide(), GUIDE.parent)
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize(

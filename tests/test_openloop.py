@@ -3,7 +3,7 @@ made here, whose answers we know, and against a real app that we stall.
 
 No test asserts an app's speed; margins are wide (2 shared, noisy cores).
 
-    python -m tests.test_openloop [APP]   # the stall under both generators, for the README
+    python -m tests.test_openloop [APP]   # the stall under both generators, for docs/results.md
 """
 
 import http.server
@@ -221,7 +221,7 @@ def test_a_one_second_stall_shows_in_the_tail(flask_process):
 
 
 def compare(app="flask", rate=200, seconds=8):
-    """The same 1 s stall under both generators, printed for the README."""
+    """The same 1 s stall under both generators, printed for docs/results.md."""
     port = embedded.free_port()
     url = f"http://127.0.0.1:{port}/films/995/"
     with (

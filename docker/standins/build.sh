@@ -3,7 +3,7 @@
 # tagged with the official names so that compose uses them without pulling.
 # Test infrastructure for tests/test_compose_up.py, for machines that reach no
 # image registry; a user's machine pulls the real images. What they differ in:
-# README.md, "With Docker".
+# docs/docker.md, "How the stack is tested".
 set -Eeuo pipefail
 
 usage() {

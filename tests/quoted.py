@@ -1,0 +1,172 @@
+"""Numbers the docs quote, checked against the committed results they come from.
+
+Shared by tests/test_docs.py (README.md, docs/results.md) and
+tests/test_migration_guide.py (docs/migration.md). The conventions:
+- a link whose text holds numbers, [2,117 req/s](results/2026-11-23-all-both.md),
+  quotes them from the file it links (a link whose text is `code`, the file's
+  name, quotes nothing);
+- a section (from one "## " heading to the next) that links reports under
+  docs/results/ takes every number in its tables' rows from those reports;
+- a paragraph that links reports under docs/results/ takes the numbers of its
+  prose (not of its `code` or its link targets) from those reports;
+- a ratio in a table is checked by arithmetic where the table shows what it
+  divides: in a column headed "A / B", each cell is column A's first number
+  over column B's; in a cell "a / b / c (1.2x / 1.5x)", the ratios are b/a and
+  c/a (within the rounding of the numbers shown).
+A quoted number is found when a number of the file, rounded to the quoted
+number's decimals, equals it: 2,607 quotes 2,606.8 and 1.6 quotes 1.62, but
+1.60 does not quote 1.62.
+"""
+
+import re
+from decimal import ROUND_HALF_UP, Decimal
+
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+LINK = re.compile(r"\[([^\]]*)\]\(([^)\s#]*)(#[^)\s]*)?\)")
+FENCED = re.compile(r"^```.*?^```$", re.MULTILINE | re.DOTALL)
+SECTION = re.compile(r"^## ", re.MULTILINE)
+SEPARATOR = re.compile(r"\|[\-:| ]+")
+IN_CELL_RATIOS = re.compile(r"([\d,. /]+) \(([\d.x /]+)\)")
+REPORT_SUFFIXES = (".md", ".json")
+
+
+def numbers(text):
+    """Every number in text, thousands separators dropped, as exact decimals."""
+    return [Decimal(number.replace(",", "")) for number in NUMBER.findall(text)]
+
+
+def unit(number):
+    """The step of number's last decimal: 1 for 2,607, 0.01 for 1.62."""
+    return Decimal(1).scaleb(number.as_tuple().exponent)
+
+
+def matches(quoted, value):
+    """Whether quoted is value rounded to quoted's decimals."""
+    return value.quantize(unit(quoted), rounding=ROUND_HALF_UP) == quoted
+
+
+def missing(quoted_text, source_text):
+    """The numbers of quoted_text that source_text does not hold, rounded or not."""
+    source = numbers(source_text)
+    return [
+        quoted for quoted in numbers(quoted_text) if not any(matches(quoted, v) for v in source)
+    ]
+
+
+def divides_out(ratio, top, bottom):
+    """Whether ratio can be top / bottom, each of the three rounded as shown."""
+    low, high = ratio - unit(ratio) / 2, ratio + unit(ratio) / 2
+    top_low, top_high = top - unit(top) / 2, top + unit(top) / 2
+    bottom_low, bottom_high = bottom - unit(bottom) / 2, bottom + unit(bottom) / 2
+    return top_low / bottom_high <= high and top_high / bottom_low >= low
+
+
+def links(markdown):
+    """(text, target, #anchor or "") of every link outside fenced code."""
+    return LINK.findall(FENCED.sub("", markdown))
+
+
+def sections(markdown):
+    """The markdown split at its "## " headings (the text before the first is one too)."""
+    bounds = [0, *(match.start() for match in SECTION.finditer(markdown)), len(markdown)]
+    pieces = (markdown[a:b] for a, b in zip(bounds, bounds[1:], strict=False))
+    return [piece for piece in pieces if piece.strip()]
+
+
+def table_rows(section):
+    """(header, row) for each body row of the section's tables."""
+    lines = section.splitlines()
+    separator = [bool(SEPARATOR.fullmatch(line)) for line in lines]
+    found, header = [], ""
+    for i, line in enumerate(lines):
+        if not line.startswith("|") or separator[i]:
+            continue
+        if i + 1 < len(lines) and separator[i + 1]:
+            header = line
+        else:
+            found.append((header, line))
+    return found
+
+
+def cells(row):
+    """The cells of a table row, without the outer bars."""
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
+def reports(section, folder):
+    """The committed reports (Markdown or JSON under */results/) the section links."""
+    targets = [folder / target for _, target, _ in links(section) if "results/" in target]
+    return [path for path in targets if path.suffix in REPORT_SUFFIXES]
+
+
+def derived_problems(header, row):
+    """(the row without its derived ratios, the ratios that do not divide out)."""
+    names, values, problems = cells(header), cells(row), []
+    for i, name in enumerate(names[: len(values)]):
+        a, _, b = name.partition(" / ")
+        if b and a in names and b in names:
+            ratio, top, bottom = (numbers(values[names.index(n)]) for n in (name, a, b))
+            if not (ratio and top and bottom and divides_out(ratio[0], top[0], bottom[0])):
+                problems.append(f"{name}: {values[i]} is not {top[:1]} over {bottom[:1]}")
+            values[i] = ""
+    for i, value in enumerate(values):
+        inside = IN_CELL_RATIOS.fullmatch(value)
+        if not inside:
+            continue
+        quantities, ratios = numbers(inside[1]), numbers(inside[2])
+        if len(ratios) == len(quantities) - 1:
+            for quantity, ratio in zip(quantities[1:], ratios, strict=True):
+                if not divides_out(ratio, quantity, quantities[0]):
+                    problems.append(f"{value}: {ratio} is not {quantity} / {quantities[0]}")
+            values[i] = inside[1]
+    return "|".join(values), problems
+
+
+def unquoted_link_numbers(markdown, folder):
+    """["[text](target): numbers"] for each link quoting a number its report lacks."""
+    problems = []
+    for text, target, _ in links(markdown):
+        if "results/" not in target or text.startswith("`") or not numbers(text):
+            continue
+        if not target.endswith(REPORT_SUFFIXES):
+            continue  # a chart: its alt text describes it, quotes nothing
+        path = folder / target
+        if not path.is_file():
+            problems.append(f"[{text}]({target}): not committed")
+        elif absent := missing(text, path.read_text()):
+            problems.append(f"[{text}]({target}): {[str(n) for n in absent]}")
+    return problems
+
+
+def unquoted_table_numbers(markdown, folder):
+    """(sections checked, ["row: problem"] for each table number its reports lack)."""
+    checked, problems = 0, []
+    for section in sections(markdown):
+        paths, rows = reports(section, folder), table_rows(section)
+        if not paths or not rows:
+            continue
+        checked += 1
+        missing_paths = [path for path in paths if not path.is_file()]
+        problems += [f"{path}: not committed" for path in missing_paths]
+        source = "\n".join(path.read_text() for path in paths if path not in missing_paths)
+        for header, row in rows:
+            row, wrong = derived_problems(header, row)
+            problems += wrong
+            if absent := missing(row, source):
+                problems.append(f"{row[:60]}...: {[str(n) for n in absent]}")
+    return checked, problems
+
+
+def unquoted_prose_numbers(markdown, folder):
+    """(paragraphs checked, ["paragraph: numbers"] for each prose number its reports lack)."""
+    checked, problems = 0, []
+    for paragraph in re.split(r"\n\s*\n", FENCED.sub("", markdown)):
+        paths = reports(paragraph, folder)
+        if paragraph.startswith("|") or not paths:
+            continue
+        checked += 1
+        prose = re.sub(r"\]\([^)]*\)", "]", re.sub(r"`[^`]*`", "", paragraph))
+        source = "\n".join(path.read_text() for path in paths if path.is_file())
+        if absent := missing(prose, source):
+            problems.append(f"{paragraph[:60]}...: {[str(n) for n in absent]}")
+    return checked, problems
