@@ -7,15 +7,14 @@ import shutil
 import signal
 import sys
 
+from bench.errors import BenchmarkError
+from bench.routes import ROUTES
+from bench.run import Options, run
+from bench.stack import targets
+from bench.stack.delay_proxy import parse_delay
+from bench.stack.servers import PRODUCTION, SERVERS
 from tools import proxy
 from tools.serve import APPS
-
-from . import targets
-from .delay_proxy import parse_delay
-from .errors import BenchmarkError
-from .routes import ROUTES
-from .run import Options, run
-from .servers import PRODUCTION, SERVERS
 
 EPILOG = """\
 examples:
@@ -158,13 +157,13 @@ def parser():
         "--deployment",
         type=choice_list(["article", "tuned"], "both"),
         default=["tuned"],
-        help="article, tuned or both (default tuned; see bench/deployments.py)",
+        help="article, tuned or both (default tuned; see bench/stack/deployments.py)",
     )
     p.add_argument(
         "--rate",
         type=rate_list,
         metavar="R[,R...]|auto",
-        help="open loop: offer each app these requests/s (bench/openloop: latency from "
+        help="open loop: offer each app these requests/s (bench/load/openloop: latency from "
         "each request's due time); auto: 25/50/75/90%% of the slowest app's wrk peak on "
         "each route, measured first",
     )
@@ -173,7 +172,7 @@ def parser():
         type=choice_list([PRODUCTION, *SERVERS], "all"),
         help="run each app under these servers instead of a deployment: a comma list of "
         f"{', '.join([PRODUCTION, *SERVERS])}, or all (each app under those that serve its "
-        "interface, WSGI or ASGI; serve.sh is its own; see bench/servers.py)",
+        "interface, WSGI or ASGI; serve.sh is its own; see bench/stack/servers.py)",
     )
     p.add_argument(
         "--db-delay",
@@ -181,7 +180,7 @@ def parser():
         default=(0.0,),
         metavar="D[,D...]",
         help="add D to every round trip between each app (and pgbench) and Postgres, "
-        "through a delay proxy of its own (bench/delay_proxy.py): e.g. 0,1ms,5ms,20ms runs "
+        "through a delay proxy of its own (bench/stack/delay_proxy.py): e.g. 0,1ms,5ms,20ms runs "
         "everything once per delay; 0 is direct (default 0)",
     )
     p.add_argument(
@@ -201,8 +200,8 @@ def parser():
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="set for every app's serve.sh, over the deployment's; repeatable, e.g. "
-        "--env WORKER_CLASS=gthread --env GUNICORN_CMD_ARGS=--threads=20",
+        help="set for every app's server, over the deployment's; repeatable, e.g. "
+        "--env POOL_TIMEOUT=2 --env GUNICORN_CMD_ARGS=--backlog=4096",
     )
     p.add_argument(
         "--database-url",

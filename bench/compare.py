@@ -10,8 +10,8 @@ import json
 import sys
 from pathlib import Path
 
-from .report import ratio_rows, table
-from .routes import ROUTES
+from bench.report.tables import ratio_rows, table
+from bench.routes import ROUTES
 
 
 def ratios(results):

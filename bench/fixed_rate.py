@@ -1,5 +1,5 @@
 """Latency at a fixed load (--rate): every app offered the same request rates
-by the open-loop generator (bench/openloop), measured in rotation as the
+by the open-loop generator (bench/load/openloop), measured in rotation as the
 closed-loop runs are. Requests leave on a schedule whether or not earlier ones
 have returned, so a stall shows in the tail; the POST runs keep the
 nothing-lost books.
@@ -12,10 +12,11 @@ of the slowest sane pair's peak, sane meaning without errors and not the
 floor (wsgiref), so that the rate is one every real server should keep.
 """
 
-from . import database, openloop
-from .measure import Load, measure_once
-from .servers import SERVERS, is_server
-from .targets import rotation
+from bench.load import openloop
+from bench.load.measure import Load, measure_once
+from bench.stack import database
+from bench.stack.servers import SERVERS, is_server
+from bench.stack.targets import rotation
 
 MATRIX_FRACTION = 0.75
 

@@ -13,16 +13,19 @@ from dataclasses import dataclass
 
 import psycopg2
 
+from bench import fixed_rate
+from bench.errors import BenchmarkError
+from bench.load import openloop, pgbench, wrk
+from bench.load.measure import Load, measure_once
+from bench.report import charts as chart
+from bench.report import tables as report
+from bench.routes import ROUTES
+from bench.stack import database, environment, targets
+from bench.stack.delay_proxy import Launched
+from bench.stack.processes import pinned_database
+from bench.stack.targets import rotation
 from tools import ROOT
 from tools.serve import database as sample_database
-
-from . import chart, database, environment, fixed_rate, openloop, pgbench, report, targets, wrk
-from .delay_proxy import Launched
-from .errors import BenchmarkError
-from .measure import Load, measure_once
-from .processes import pinned_database
-from .routes import ROUTES
-from .targets import rotation
 
 EMBEDDED_DATABASE = "benchmark"  # its own database: the benchmark empties review
 SPARE_CONNECTIONS = 10  # for the benchmark's own connection, psql, a curious human
@@ -385,7 +388,7 @@ def save(saved, base):
 
 DELAY_PROXY = (
     "--db-delay D: each app, and pgbench, reaches Postgres through a TCP proxy of its "
-    "own (bench/delay_proxy.py) that holds every chunk D/2 in each direction, so each "
+    "own (bench/stack/delay_proxy.py) that holds every chunk D/2 in each direction, so each "
     "round trip waits D more, as a database on another host would; 0 is direct, "
     "no proxy."
 )

@@ -10,9 +10,12 @@ import time
 import psycopg2
 import pytest
 
-from bench import cli, database, pgbench, report, verify, wrk
-from bench.database import LostWrites, check_nothing_lost
+from bench import cli
+from bench.load import pgbench, wrk
+from bench.report import tables as report
 from bench.routes import ROUTES
+from bench.stack import database, verify
+from bench.stack.database import LostWrites, check_nothing_lost
 from tests.helpers import query
 
 # wrk's output with lua/report.lua, as captured from a run against flask.
@@ -252,7 +255,7 @@ def test_a_delay_is_not_put_in_front_of_a_server_started_elsewhere():
 
 
 def test_each_app_is_named_in_its_database_url():
-    from bench.database import named
+    from bench.stack.database import named
 
     url = "postgresql://u:p@h:5/db?sslmode=disable&application_name=old"
     assert named(url, "bench flask tuned 5ms") == (
@@ -262,7 +265,7 @@ def test_each_app_is_named_in_its_database_url():
 
 
 def test_connections_held_are_read_from_pg_stat_activity(database_url):
-    from bench.database import ConnectionsHeld, named
+    from bench.stack.database import ConnectionsHeld, named
 
     url = named(database_url, "bench held test")
     with ConnectionsHeld(database_url, "bench held test", every=0.05) as held:

@@ -7,8 +7,10 @@ import re
 
 import pytest
 
-from bench import report, run, targets
+from bench import run
+from bench.report import tables as report
 from bench.routes import ROUTES
+from bench.stack import targets
 from tools import ROOT
 from tools.serve import APPS
 
@@ -129,8 +131,8 @@ def test_each_ratio_comes_with_its_spread_over_paired_repeats():
 
 
 def test_the_article_deployment_names_its_servers_from_the_table():
-    from bench import deployments
-    from bench.servers import PRODUCTION, SERVERS
+    from bench.stack import deployments
+    from bench.stack.servers import PRODUCTION, SERVERS
 
     assert deployments.server_for("article", "flask") == "gunicorn-gevent"
     assert deployments.server_for("article", "quart") == "hypercorn-uvloop"
@@ -155,7 +157,7 @@ def test_a_server_run_pairs_each_app_with_the_servers_of_its_interface():
 
 
 def test_proxy_both_measures_each_deployment_direct_and_behind_nginx():
-    from bench import deployments
+    from bench.stack import deployments
 
     pairs = targets.pairs(options(apps=["flask"], deployments=["tuned"], proxy="both"))
     assert pairs == [("flask", "tuned"), ("flask", "tuned+nginx")]

@@ -5,8 +5,8 @@ per app, one row per deployment and connection count."""
 from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter
 
-from .report import delay_of, delay_words, delays, matrix_layout, sections
-from .routes import ROUTES
+from bench.report.tables import delay_of, delay_words, delays, matrix_layout, sections
+from bench.routes import ROUTES
 
 PERCENTILES = ["p50", "p75", "p90", "p99", "p99.9"]
 

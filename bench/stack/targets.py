@@ -5,14 +5,13 @@ before it is measured, and described for the results."""
 import os
 from dataclasses import dataclass, field
 
+from bench.errors import AppFailed
+from bench.stack import database, deployments, environment, verify
+from bench.stack.delay_proxy import Launched
+from bench.stack.processes import cpu_set, free_port, pinned, server_command
+from bench.stack.servers import ENTRY, PRODUCTION, SERVERS
 from tools import ROOT, proxy
 from tools.serve import AppNotStarted, running
-
-from . import database, deployments, environment, verify
-from .delay_proxy import Launched
-from .errors import AppFailed
-from .processes import cpu_set, free_port, pinned, server_command
-from .servers import ENTRY, PRODUCTION, SERVERS
 
 EXTERNAL = "external"  # the deployment of a server started elsewhere (--target)
 

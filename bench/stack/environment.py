@@ -7,11 +7,10 @@ import platform
 import subprocess
 from pathlib import Path
 
+from bench.load import wrk
+from bench.stack.deployments import STACKS
+from bench.stack.servers import SERVERS
 from tools import ROOT
-
-from . import wrk
-from .deployments import STACKS
-from .servers import SERVERS
 
 
 def package_version(name):

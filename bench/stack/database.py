@@ -8,7 +8,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import psycopg2
 
-from .errors import BenchmarkError
+from bench.errors import BenchmarkError
 
 COUNT_REVIEWS = "SELECT count(*) FROM review"
 RESET_REVIEWS = "TRUNCATE review RESTART IDENTITY"

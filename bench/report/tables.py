@@ -1,9 +1,9 @@
 """Tables from the results: the article-style ratio table, the latency table,
 the pgbench ceiling; as Markdown, which reads in a terminal too."""
 
-from .deployments import BEHIND_NGINX
-from .routes import ROUTES
-from .servers import is_server
+from bench.routes import ROUTES
+from bench.stack.deployments import BEHIND_NGINX
+from bench.stack.servers import is_server
 
 
 def baseline_app(apps):

@@ -1,9 +1,9 @@
-"""The two deployments of each app: which server runs it (bench/servers.py)
+"""The two deployments of each app: which server runs it (bench/stack/servers.py)
 and how many worker processes, as a function of the app's CPU budget (the
 cores it may use): the same budget for every app.
 """
 
-from .servers import PRODUCTION, SERVERS, blocking, is_server, one, per_core
+from bench.stack.servers import PRODUCTION, SERVERS, blocking, is_server, one, per_core
 
 NOTES = {
     "article": (
@@ -25,7 +25,7 @@ NOTES = {
 PRODUCTION_WORKERS = {"flask": blocking, "quart": per_core, "sanic": per_core, "falcon": blocking}
 
 # Whether a request holds its process while it waits on Postgres under the
-# app's serve.sh (gunicorn's sync worker), as bench/servers.py says of each server.
+# app's serve.sh (gunicorn's sync worker), as bench/stack/servers.py says of each server.
 PRODUCTION_HOLDS_THREAD = {"flask": True, "quart": False, "sanic": False, "falcon": True}
 
 # deployment -> app -> (server, workers for a CPU budget)
@@ -61,7 +61,7 @@ def base(deployment):
 
 
 def server_for(deployment, app):
-    """The server app runs under in deployment: a bench/servers.py name, or
+    """The server app runs under in deployment: a bench/stack/servers.py name, or
     PRODUCTION. A deployment that is a server's name runs every app under it."""
     deployment = base(deployment)
     if is_server(deployment):

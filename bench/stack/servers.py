@@ -76,7 +76,7 @@ class Server:
 
 GUNICORN = ("gunicorn", "{target}()", "--bind", "{host}:{port}", "--workers", "{workers}")
 GUNICORN_END = ("--graceful-timeout", "5", "--no-control-socket")
-RUNNER = ("python", "-m", "bench.wsgi_servers")  # servers with no command of their own
+RUNNER = ("python", "-m", "bench.stack.wsgi_servers")  # servers with no command of their own
 
 SERVERS = {
     server.name: server
@@ -114,7 +114,7 @@ SERVERS = {
                 "--worker-class",
                 "gevent",
                 "--config",
-                "python:bench.psycogreen_hook",
+                "python:bench.stack.psycogreen_hook",
                 *GUNICORN_END,
             ),
             per_core,

@@ -1,11 +1,10 @@
 """Run wrk against one route and read the JSON line that lua/report.lua prints."""
 
-import json
 import statistics
 import subprocess
 
-from .errors import BenchmarkError
-from .processes import run_logged, taskset
+from bench.errors import BenchmarkError
+from bench.stack.processes import marked_json, run_logged, taskset
 
 LUA = "lua"  # relative to ROOT, where wrk runs: the command reads as a person types it
 MARKER = "BENCH_JSON "
@@ -44,10 +43,9 @@ def parse_report(text):
 
     Raises WrkError when the text holds no report line.
     """
-    lines = [line for line in text.splitlines() if line.startswith(MARKER)]
-    if not lines:
+    raw = marked_json(text, MARKER)
+    if raw is None:
         raise WrkError("wrk printed no report (is lua/report.lua loaded?)")
-    raw = json.loads(lines[-1][len(MARKER) :])
     statuses = {int(status): count for status, count in raw["statuses"].items()}
     ok = sum(count for status, count in statuses.items() if 200 <= status < 300)
     latency = raw["latency_us"]

@@ -1,7 +1,7 @@
 """A TCP proxy that adds a fixed delay to every round trip: a database on
 another host, made on this one.
 
-    python -m bench.delay_proxy --listen 127.0.0.1:6000 --upstream 127.0.0.1:5433 --delay 5ms
+    python -m bench.stack.delay_proxy --listen 127.0.0.1:6000 --upstream 127.0.0.1:5433 --delay 5ms
 
 Prints "delay_proxy listening on HOST:PORT" once it accepts connections, and
 "DELAY_PROXY_JSON {"open", "peak", "total", "writes"}" on SIGUSR1 and on exit
@@ -44,9 +44,8 @@ import threading
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from tools import ROOT
-
-from .processes import taskset
+from bench.stack.processes import marked_json, taskset
+from tools import ROOT, children
 
 MARKER = "DELAY_PROXY_JSON "  # the line printed on exit: its connection counts
 UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "": 1e-3}  # a bare number is milliseconds
@@ -135,7 +134,7 @@ class Side(asyncio.Protocol):
             self.on_close(self)
 
 
-class Server:
+class ProxyServer:
     """Accepts clients, opens one upstream connection for each, and counts
     them: how many connections an app's pools really hold."""
 
@@ -206,7 +205,7 @@ class DelayProxy:
         self.upstream, self.delay, self.host, self.port = upstream, delay, host, port
         self.loop = new_loop()
         self.started = threading.Event()
-        self.server = Server(upstream, delay)
+        self.server = ProxyServer(upstream, delay)
         self.task = None
         self.thread = threading.Thread(target=self.run, daemon=True)
 
@@ -254,7 +253,7 @@ def main(argv=None):
     def ready(port):
         print(f"delay_proxy listening on {args.listen[0]}:{port}", flush=True)
 
-    server = Server(args.upstream, args.delay)
+    server = ProxyServer(args.upstream, args.delay)
     try:
         with asyncio.Runner(loop_factory=new_loop) as runner:
             runner.run(server.serve(*args.listen, ready, signals=True))
@@ -279,12 +278,17 @@ class Launched:
         args = [
             sys.executable,
             "-m",
-            "bench.delay_proxy",
+            "bench.stack.delay_proxy",
             f"--upstream={parts.hostname or '127.0.0.1'}:{parts.port or 5432}",
             f"--delay={self.delay * 1000:g}ms",
         ]
         self.process = subprocess.Popen(
-            taskset(args, self.pin), cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True
+            taskset(args, self.pin),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            start_new_session=True,  # a group of its own, for children.stop()
         )
         line = self.process.stdout.readline()
         if not line.startswith("delay_proxy listening on "):
@@ -298,9 +302,10 @@ class Launched:
         """The proxy's counts now: {"open", "peak", "total", "writes"}."""
         self.process.send_signal(signal.SIGUSR1)
         line = self.process.stdout.readline()
-        if not line.startswith(MARKER):
+        counts = marked_json(line, MARKER)
+        if counts is None:
             raise OSError(f"the delay proxy did not answer: {line.strip() or 'it stopped'}")
-        return json.loads(line.removeprefix(MARKER))
+        return counts
 
     def cpu_seconds(self):
         """CPU time the proxy has used so far (Linux /proc), or None."""
@@ -311,12 +316,7 @@ class Launched:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
     def __exit__(self, *exc):
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        children.stop(self.process)
         self.process.stdout.close()
 
 
