@@ -17,10 +17,9 @@ from bench import fixed_rate
 from bench.errors import BenchmarkError
 from bench.load import openloop, pgbench, wrk
 from bench.load.measure import Load, measure_once
-from bench.report import charts as chart
 from bench.report import tables as report
 from bench.routes import ROUTES
-from bench.stack import database, environment, targets
+from bench.stack import database, environment, extras, targets
 from bench.stack.delay_proxy import Launched
 from bench.stack.processes import pinned_database
 from bench.stack.targets import rotation
@@ -371,12 +370,20 @@ def save(saved, base):
     paths[0].write_text(json.dumps(saved, indent=2) + "\n")
     text = report.markdown(saved)
     paths[1].write_text(text)
-    charts = [
-        (chart.draw, ".png"),
-        (chart.draw_latency, "-latency.png"),
-        (chart.draw_matrix, "-matrix.png"),
-        (chart.draw_sweep, "-sweep.png"),
-    ]
+    try:
+        extras.ensure(["matplotlib"], "the charts")
+    except BenchmarkError as error:
+        say(f"no charts this time: {error}")
+        charts = []
+    else:
+        from bench.report import charts as chart  # matplotlib: installed just now if missing
+
+        charts = [
+            (chart.draw, ".png"),
+            (chart.draw_latency, "-latency.png"),
+            (chart.draw_matrix, "-matrix.png"),
+            (chart.draw_sweep, "-sweep.png"),
+        ]
     for draw, suffix in charts:
         path = base.parent / (base.name + suffix)
         if draw(saved, path):  # nothing measured, nothing drawn
@@ -430,6 +437,10 @@ def run(options):
     results_dir = ROOT / options.results_dir  # an absolute results_dir stays itself
     results_dir.mkdir(parents=True, exist_ok=True)
     routes = [ROUTES[key] for key in options.routes]
+    if not options.target:
+        extras.ensure(targets.packages_needed(options), "the servers of this run")
+    if options.rates:
+        extras.ensure(["hdrhistogram"], "the open-loop generator")
     progress = Progress(plan(options))
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(open(results_dir / f"{stamp}.log", "w"))

@@ -261,3 +261,27 @@ def test_published_results_show_commands_as_a_reader_types_them():
         for command in commands(json.loads(path.read_text())):
             absolute = [part for part in command.split() if part.startswith("/")]
             assert not absolute, f"{path.name}: {command}"
+
+
+def test_what_a_run_may_install_is_pinned_once_beside_requirements_txt():
+    """Every server's packages are in requirements.txt or in an extra that
+    bench/stack/extras.py installs when a run needs it; requirements.txt
+    holds none of the matrix servers or the chart stack (a first
+    ./benchmark.sh APP does not wait for them)."""
+    from bench.stack import extras
+    from bench.stack.servers import SERVERS
+
+    core = extras.pinned("requirements.txt")
+    pinned_anywhere = core.union(*map(extras.pinned, extras.FILES))
+    for server in SERVERS.values():
+        assert {extras.canonical(p) for p in server.packages} <= pinned_anywhere, server.name
+    assert {"matplotlib", "gevent", "twisted", "granian", "hdrhistogram", "pytest"}.isdisjoint(core)
+    assert "matplotlib" in extras.pinned("requirements-charts.txt")
+    assert "hdrhistogram" in extras.pinned("requirements-openloop.txt")
+    for path in extras.FILES:  # an extra pins nothing requirements.txt pins otherwise
+        for line in (ROOT / path).read_text().splitlines():
+            name, _, version = line.partition("==")
+            if version and extras.canonical(name) in core:
+                assert (
+                    f"{name}=={version}".lower() in (ROOT / "requirements.txt").read_text().lower()
+                )

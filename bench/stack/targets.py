@@ -81,6 +81,12 @@ def pairs(options):
     ]
 
 
+def packages_needed(options):
+    """The distributions of every server the run starts other than serve.sh."""
+    names = {deployments.server_for(d, app) for app, d in pairs(options)} - {PRODUCTION}
+    return sorted({package for name in names for package in SERVERS[name].packages})
+
+
 def connections_needed(options):
     """Every pool of every app started at once, full: workers x pool size."""
     return sum(
