@@ -14,6 +14,7 @@ floor (wsgiref), so that the rate is one every real server should keep.
 
 from bench.load import openloop
 from bench.load.measure import Load, measure_once
+from bench.records import Rate
 from bench.stack import database
 from bench.stack.servers import SERVERS, is_server
 from bench.stack.targets import rotation
@@ -26,10 +27,10 @@ def is_matrix(options):
     return len(options.deployments) > 1 and all(map(is_server, options.deployments))
 
 
-def sane(measurement):
-    summary = measurement["summary"]
-    server = SERVERS.get(measurement["deployment"])
-    errors = summary["socket_errors"] or summary["non_2xx"]
+def sane(peak):
+    summary = peak.summary
+    server = SERVERS.get(peak.deployment)
+    errors = summary.socket_errors or summary.non_2xx
     return not errors and not (server and server.floor)
 
 
@@ -39,10 +40,10 @@ def rates_for(options, measurements, deployment, route):
         return options.rates
     matrix = is_matrix(options)
     peaks = [
-        m["summary"]["requests_per_s"]
+        m.summary.requests_per_s
         for m in measurements
-        if (m["route"], m["connections"]) == (route.key, options.connections[0])
-        and (sane(m) if matrix else m["deployment"] == deployment)
+        if (m.route, m.connections) == (route.key, options.connections[0])
+        and (sane(m) if matrix else m.deployment == deployment)
     ]
     return openloop.auto_rates(peaks, (MATRIX_FRACTION,) if matrix else openloop.AUTO_FRACTIONS)
 
@@ -98,15 +99,15 @@ def measure_in_rotation(measured, measurements, db, options, routes, progress, l
                     flush=True,
                 )
                 rows.append(
-                    {
-                        "app": target.app,
-                        "deployment": target.deployment,
-                        "db_delay_ms": target.db_delay * 1000,
-                        "route": route.key,
-                        "rate": rate,
-                        "report": result,
-                    }
+                    Rate(
+                        app=target.app,
+                        deployment=target.deployment,
+                        db_delay_ms=target.db_delay * 1000,
+                        route=route.key,
+                        rate=rate,
+                        report=result,
+                    )
                 )
             turn += 1
     kept = {(t.app, t.deployment) for t in measured if t.measurable}
-    return [row for row in rows if (row["app"], row["deployment"]) in kept]
+    return [row for row in rows if (row.app, row.deployment) in kept]

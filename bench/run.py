@@ -5,7 +5,6 @@ happens, by one ExitStack."""
 
 import contextlib
 import datetime
-import json
 import os
 import subprocess
 import time
@@ -17,7 +16,8 @@ from bench import fixed_rate
 from bench.errors import BenchmarkError
 from bench.load import openloop, pgbench, wrk
 from bench.load.measure import Load, measure_once
-from bench.report import tables as report
+from bench.records import Ceiling, Peak, Results, to_json
+from bench.report.markdown import markdown
 from bench.routes import ROUTES
 from bench.stack import database, environment, extras, targets
 from bench.stack.delay_proxy import Launched
@@ -204,12 +204,9 @@ def measure_ceiling(db, url, delay, options, routes, progress, log):
             )
             db.reset_reviews()
             ceiling.append(
-                {
-                    "route": route.key,
-                    "connections": connections,
-                    "db_delay_ms": delay * 1000,
-                    **result,
-                }
+                Ceiling(
+                    route=route.key, connections=connections, db_delay_ms=delay * 1000, **result
+                )
             )
     return ceiling
 
@@ -314,29 +311,28 @@ def measurements(measured, runs, options, routes):
                         for key in ("responses_2xx", "rows_added", "in_flight")
                     }
                 rows.append(
-                    {
-                        "app": target.app,
-                        "deployment": target.deployment,
-                        "db_delay_ms": target.db_delay * 1000,
-                        "connections": connections,
-                        "route": route.key,
-                        "summary": wrk.summarize(reports),
-                        "runs": reports,
-                        "ledger": ledger,
-                        "ledgers": ledgers,
-                    }
+                    Peak(
+                        app=target.app,
+                        deployment=target.deployment,
+                        db_delay_ms=target.db_delay * 1000,
+                        connections=connections,
+                        route=route.key,
+                        summary=wrk.summarize(reports),
+                        runs=reports,
+                        ledger=ledger,
+                        ledgers=ledgers,
+                    )
                 )
     return rows
 
 
 def results(options, db, ceiling, started, measured_rows, fixed=()):
-    return {
-        "db_delays_ms": [delay * 1000 for delay in options.db_delays],
-        "schema": 1,
-        "command": options.command,
-        "environment": environment.capture(),
-        "database": db.settings,
-        "wrk": {
+    return Results(
+        db_delays_ms=[delay * 1000 for delay in options.db_delays],
+        command=options.command,
+        environment=environment.capture(),
+        database=db.settings,
+        wrk={
             "threads": options.threads,
             "connections": options.connections,
             "duration_s": options.duration,
@@ -347,13 +343,13 @@ def results(options, db, ceiling, started, measured_rows, fixed=()):
             "order": "rotation: every app started at once, measured in turn, the order "
             "rotating per repeat and route",
         },
-        "pinning": options.pin,
-        "pgbench": ceiling,
-        "delay_proxy": DELAY_PROXY if any(options.db_delays) else None,
-        "apps": [target.record for target in started],
-        "measurements": measured_rows,
-        "openloop": list(fixed),
-        "generator": {
+        pinning=options.pin,
+        pgbench=ceiling,
+        delay_proxy=DELAY_PROXY if any(options.db_delays) else None,
+        apps=[target.record for target in started],
+        measurements=measured_rows,
+        openloop=list(fixed),
+        generator={
             "name": openloop.NAME,
             "version": openloop.version(),
             "rates": options.rates,
@@ -361,14 +357,14 @@ def results(options, db, ceiling, started, measured_rows, fixed=()):
         }
         if options.rates
         else None,
-    }
+    )
 
 
 def save(saved, base):
     """JSON, Markdown and PNG beside each other; the Markdown printed too."""
     paths = [base.with_suffix(".json"), base.with_suffix(".md")]
-    paths[0].write_text(json.dumps(saved, indent=2) + "\n")
-    text = report.markdown(saved)
+    paths[0].write_text(to_json(saved))
+    text = markdown(saved)
     paths[1].write_text(text)
     try:
         extras.ensure(["matplotlib"], "the charts")
@@ -455,9 +451,7 @@ def run(options):
         ceiling, started, peaks, fixed = parts
         saved = results(options, db, ceiling, started, peaks, fixed)
     save(saved, results_dir / f"{stamp}-{'-'.join(options.apps)}")
-    failed = [target.record for target in started if target.record["status"] != "measured"]
+    failed = [target.record for target in started if target.record.status != "measured"]
     if failed:
-        raise BenchmarkError(
-            "not measured: " + ", ".join(f"{a['app']} ({a['deployment']})" for a in failed)
-        )
+        raise BenchmarkError("not measured: " + ", ".join(record.label for record in failed))
     return saved

@@ -8,7 +8,8 @@ import re
 import pytest
 
 from bench import run
-from bench.report import tables as report
+from bench.records import AppRun, Peak, Results, Summary, to_json
+from bench.report import tables
 from bench.routes import ROUTES
 from bench.stack import targets
 from tools import ROOT
@@ -117,17 +118,19 @@ def test_every_pool_of_every_app_started_at_once_fits():
 
 def measurement(app, rates):
     runs = [{"requests_per_s": rate} for rate in rates]
-    summary = {"requests_per_s": sorted(rates)[len(rates) // 2]}
-    return {"app": app, "route": "film", "summary": summary, "runs": runs}
+    summary = Summary(
+        len(rates), sorted(rates)[len(rates) // 2], min(rates), max(rates), {}, 0, 0, 0
+    )
+    return Peak(app, "tuned", 20, "film", summary, runs)
 
 
 def test_each_ratio_comes_with_its_spread_over_paired_repeats():
     measurements = [measurement("flask", [100, 200, 100]), measurement("quart", [200, 300, 250])]
-    [row] = report.ratio_rows(measurements, [], ["flask", "quart"], ["film"])
+    [row] = tables.ratio_rows(measurements, [], ["flask", "quart"], ["film"])
     assert row["ratio"]["quart"] == pytest.approx(2.5)  # of the medians
     assert row["ratio_spread"]["quart"] == pytest.approx((1.5, 2.5))  # 300/200, 250/100
-    assert report.ratio_cell(2.5, (1.5, 2.5)) == "2.50x (1.50-2.50)"
-    assert report.ratio_cell(2.5, None) == "2.50x"
+    assert tables.ratio_cell(2.5, (1.5, 2.5)) == "2.50x (1.50-2.50)"
+    assert tables.ratio_cell(2.5, None) == "2.50x"
 
 
 def test_the_article_deployment_names_its_servers_from_the_table():
@@ -168,21 +171,19 @@ def test_proxy_both_measures_each_deployment_direct_and_behind_nginx():
 def test_a_target_started_elsewhere_is_measured_as_it_is():
     target = targets.external(options(target="http://quart:8000", apps=["quart"]))
     assert (target.app, target.deployment, target.url) == ("quart", "external", "http://quart:8000")
-    assert target.record["server"] is None and target.measurable
+    assert target.record.server is None and target.measurable
+
+
+def peak_of(deployment, rate, errors=0, app="flask"):
+    """flask's closed-loop Peak on the film route, 20 connections."""
+    summary = Summary(1, rate, rate, rate, {"p99": 1.0}, int(rate), errors, 0)
+    return Peak(app, deployment, 20, "film", summary, [{"requests_per_s": rate}])
 
 
 def test_rate_auto_offers_every_app_fractions_of_the_slowest_peak():
     from bench import fixed_rate
 
-    peaks = [
-        {
-            "deployment": "tuned",
-            "route": "film",
-            "connections": 20,
-            "summary": {"requests_per_s": r},
-        }
-        for r in (3000, 1000, 2000)
-    ]
+    peaks = [peak_of("tuned", rate) for rate in (3000, 1000, 2000)]
     auto = fixed_rate.rates_for(options(rates="auto"), peaks, "tuned", ROUTES["film"])
     assert auto == [250, 500, 750, 900]
     given = fixed_rate.rates_for(options(rates=[10.0, 20.0]), peaks, "tuned", ROUTES["film"])
@@ -192,15 +193,11 @@ def test_rate_auto_offers_every_app_fractions_of_the_slowest_peak():
 def test_rate_auto_in_a_server_matrix_offers_every_pair_one_rate_from_the_slowest_sane_one():
     from bench import fixed_rate
 
-    def peak(server, rate, errors=0):
-        summary = {"requests_per_s": rate, "socket_errors": errors, "non_2xx": 0}
-        return {"deployment": server, "route": "film", "connections": 20, "summary": summary}
-
     peaks = [
-        peak("gunicorn-sync", 3000),
-        peak("waitress", 1200),
-        peak("twisted", 800, errors=3),  # not sane: errors
-        peak("wsgiref", 400),  # not sane: the floor
+        peak_of("gunicorn-sync", 3000),
+        peak_of("waitress", 1200),
+        peak_of("twisted", 800, errors=3),  # not sane: errors
+        peak_of("wsgiref", 400),  # not sane: the floor
     ]
     matrix = options(deployments=["gunicorn-sync", "waitress", "twisted", "wsgiref"], rates="auto")
     assert fixed_rate.is_matrix(matrix)
@@ -211,27 +208,23 @@ def test_rate_auto_in_a_server_matrix_offers_every_pair_one_rate_from_the_slowes
 
 
 def saved(rates):
-    """A results file's measurements, {app: req/s} on the film route."""
-    return {
-        "measurements": [
-            {
-                "app": app,
-                "deployment": "tuned",
-                "connections": 20,
-                "route": "film",
-                "summary": {"requests_per_s": rate},
-            }
-            for app, rate in rates.items()
-        ]
-    }
+    """A results file's JSON, {app: req/s} on the film route."""
+    results = Results(
+        command="./benchmark.sh flask quart",
+        environment={},
+        wrk={"routes": ["film"]},
+        apps=[AppRun(app, "tuned", "measured") for app in rates],
+        measurements=[peak_of("tuned", rate, app=app) for app, rate in rates.items()],
+    )
+    return to_json(results)
 
 
 def test_two_runs_compared_ratio_by_ratio(tmp_path):
     from bench import compare
 
     first, second = tmp_path / "a.json", tmp_path / "b.json"
-    first.write_text(json.dumps(saved({"flask": 100, "quart": 200})))
-    second.write_text(json.dumps(saved({"flask": 100, "quart": 240})))
+    first.write_text(saved({"flask": 100, "quart": 200}))
+    second.write_text(saved({"flask": 100, "quart": 240}))
     text, worst = compare.compare([first, second])
     assert "| tuned | 20 | GET /films/995/ | quart | 2.00x | 2.40x | ±9% |" in text
     assert worst == pytest.approx(0.4 / 4.4)
@@ -240,7 +233,6 @@ def test_two_runs_compared_ratio_by_ratio(tmp_path):
 def test_published_results_show_commands_as_a_reader_types_them():
     """No absolute path of the machine that ran them (an interpreter, a temporary
     folder) in the command lines of the committed results."""
-    import json
 
     from tools import ROOT
 

@@ -4,6 +4,7 @@ import statistics
 import subprocess
 
 from bench.errors import BenchmarkError
+from bench.records import Summary
 from bench.stack.processes import marked_json, run_logged, taskset
 
 LUA = "lua"  # relative to ROOT, where wrk runs: the command reads as a person types it
@@ -70,20 +71,20 @@ def parse_report(text):
 
 
 def summarize(reports):
-    """Several runs of the same measurement -> the median run's figures, with
-    min and max requests/s and the errors of every run added up."""
+    """Several runs of the same measurement -> their Summary: the median run's
+    figures, with min and max requests/s and the errors of every run added up."""
     ordered = sorted(reports, key=lambda report: report["requests_per_s"])
     median = ordered[(len(ordered) - 1) // 2]
-    return {
-        "runs": len(reports),
-        "requests_per_s": statistics.median(r["requests_per_s"] for r in reports),
-        "requests_per_s_min": ordered[0]["requests_per_s"],
-        "requests_per_s_max": ordered[-1]["requests_per_s"],
-        "latency_ms": median["latency_ms"],
-        "requests": sum(r["requests"] for r in reports),
-        "socket_errors": sum(r["socket_errors"] for r in reports),
-        "non_2xx": sum(r["non_2xx"] for r in reports),
-    }
+    return Summary(
+        runs=len(reports),
+        requests_per_s=statistics.median(r["requests_per_s"] for r in reports),
+        requests_per_s_min=ordered[0]["requests_per_s"],
+        requests_per_s_max=ordered[-1]["requests_per_s"],
+        latency_ms=median["latency_ms"],
+        requests=sum(r["requests"] for r in reports),
+        socket_errors=sum(r["socket_errors"] for r in reports),
+        non_2xx=sum(r["non_2xx"] for r in reports),
+    )
 
 
 def version():
