@@ -12,8 +12,9 @@ import pytest
 
 from bench import cli
 from bench.load import pgbench, wrk
+from bench.modes import db_delay
 from bench.records import AppRun, Ceiling, Peak
-from bench.report import sweep, tables
+from bench.report import tables
 from bench.routes import ROUTES
 from bench.stack import database, verify
 from bench.stack.database import LostWrites, check_nothing_lost
@@ -301,6 +302,6 @@ def test_the_bound_a_database_delay_sets_is_in_flight_over_round_trip_time(
     run = {"round_trips_per_request": trips}
     peak = Peak("flask", "tuned", connections, "film", None, [run], db_delay_ms=20)
     app_run = AppRun("flask", "tuned", "measured", **record)
-    limit, in_flight = sweep.bound(peak, app_run)
+    limit, in_flight = db_delay.bound(peak, app_run)
     assert (limit, in_flight) == (pytest.approx(expected[0]), expected[1])
-    assert sweep.bound(dataclasses.replace(peak, db_delay_ms=0), app_run) is None  # direct
+    assert db_delay.bound(dataclasses.replace(peak, db_delay_ms=0), app_run) is None  # direct

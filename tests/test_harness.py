@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from bench import run
+from bench import plan, rotation, run
+from bench.modes import open_loop, server_matrix
 from bench.records import AppRun, Peak, Results, Summary, to_json
 from bench.report import tables
 from bench.routes import ROUTES
@@ -52,17 +53,17 @@ def test_the_post_script_sends_the_body_verification_sends():
 
 def test_the_rotation_puts_every_app_in_every_place():
     apps = ["flask", "quart", "sanic", "falcon"]
-    orders = [targets.rotation(apps, turn) for turn in range(len(apps))]
+    orders = [rotation.rotation(apps, turn) for turn in range(len(apps))]
     assert all(sorted(order) == sorted(apps) for order in orders)
     for place in range(len(apps)):
         assert sorted(order[place] for order in orders) == sorted(apps)
-    assert targets.rotation([], 3) == []
+    assert rotation.rotation([], 3) == []
 
 
 def test_the_time_left_is_what_each_kind_of_step_really_took(monkeypatch):
     clock = iter([0.0, 100.0, 130.0])
-    monkeypatch.setattr(run.time, "monotonic", lambda: next(clock))
-    progress = run.Progress({"start": (2, 5), "run": (3, 10)})
+    monkeypatch.setattr(plan.time, "monotonic", lambda: next(clock))
+    progress = plan.Progress({"start": (2, 5), "run": (3, 10)})
     progress.step("start", "start flask")  # at 0: the plan as it stands
     assert progress.left() == 1 * 5 + 3 * 10
     progress.step("run", "flask run 1")  # at 100: a start took 100 s
@@ -97,18 +98,18 @@ def options(**changes):
 
 
 def test_the_plan_counts_every_run_start_and_ceiling():
-    assert run.plan(options()) == {
+    assert plan.plan(options()) == {
         "primer": (1, 4 * 3 * 2),  # every app on every route, a warm-up's length, once
         "ceiling": (3, 8),
-        "start": (4, run.STARTUP_SECONDS),
-        "run": (2 * 2 * 3 * 5, 8 + 2 + run.RUN_OVERHEAD_SECONDS),  # apps x deployments x ...
-        "rate": (0, 8 + 2 + run.RUN_OVERHEAD_SECONDS),
+        "start": (4, plan.STARTUP_SECONDS),
+        "run": (2 * 2 * 3 * 5, 8 + 2 + plan.RUN_OVERHEAD_SECONDS),  # apps x deployments x ...
+        "rate": (0, 8 + 2 + plan.RUN_OVERHEAD_SECONDS),
     }
-    with_rates = run.plan(options(rates=[100, 200]))
+    with_rates = plan.plan(options(rates=[100, 200]))
     assert with_rates["run"][0] == with_rates["primer"][0] == 0
     assert with_rates["rate"][0] == 2 * 2 * 3 * 2
-    assert run.plan(options(rates="auto"))["rate"][0] == 2 * 2 * 3 * 4
-    assert run.plan(options(target="http://127.0.0.1:8000"))["start"][0] == 0
+    assert plan.plan(options(rates="auto"))["rate"][0] == 2 * 2 * 3 * 4
+    assert plan.plan(options(target="http://127.0.0.1:8000"))["start"][0] == 0
 
 
 def test_every_pool_of_every_app_started_at_once_fits():
@@ -181,18 +182,14 @@ def peak_of(deployment, rate, errors=0, app="flask"):
 
 
 def test_rate_auto_offers_every_app_fractions_of_the_slowest_peak():
-    from bench import fixed_rate
-
     peaks = [peak_of("tuned", rate) for rate in (3000, 1000, 2000)]
-    auto = fixed_rate.rates_for(options(rates="auto"), peaks, "tuned", ROUTES["film"])
+    auto = open_loop.rates_for(options(rates="auto"), peaks, "tuned", ROUTES["film"])
     assert auto == [250, 500, 750, 900]
-    given = fixed_rate.rates_for(options(rates=[10.0, 20.0]), peaks, "tuned", ROUTES["film"])
+    given = open_loop.rates_for(options(rates=[10.0, 20.0]), peaks, "tuned", ROUTES["film"])
     assert given == [10.0, 20.0]
 
 
 def test_rate_auto_in_a_server_matrix_offers_every_pair_one_rate_from_the_slowest_sane_one():
-    from bench import fixed_rate
-
     peaks = [
         peak_of("gunicorn-sync", 3000),
         peak_of("waitress", 1200),
@@ -200,11 +197,11 @@ def test_rate_auto_in_a_server_matrix_offers_every_pair_one_rate_from_the_slowes
         peak_of("wsgiref", 400),  # not sane: the floor
     ]
     matrix = options(deployments=["gunicorn-sync", "waitress", "twisted", "wsgiref"], rates="auto")
-    assert fixed_rate.is_matrix(matrix)
+    assert server_matrix.is_matrix(matrix)
     for server in matrix.deployments:  # one rate for every pair: 75% of waitress's peak
-        assert fixed_rate.rates_for(matrix, peaks, server, ROUTES["film"]) == [900]
-    assert run.plan(matrix)["rate"][0] == 4 * 3  # flask (quart is ASGI) x servers x routes
-    assert not fixed_rate.is_matrix(options(deployments=["waitress"], rates="auto"))
+        assert open_loop.rates_for(matrix, peaks, server, ROUTES["film"]) == [900]
+    assert plan.plan(matrix)["rate"][0] == 4 * 3  # flask (quart is ASGI) x servers x routes
+    assert not server_matrix.is_matrix(options(deployments=["waitress"], rates="auto"))
 
 
 def saved(rates):

@@ -5,7 +5,7 @@ per app, one row per deployment and connection count."""
 from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter
 
-from bench.report.matrix import matrix_layout
+from bench.modes.server_matrix import layout as matrix_layout
 from bench.report.tables import delay_words, delays, sections
 from bench.routes import ROUTES
 

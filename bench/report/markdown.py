@@ -1,12 +1,8 @@
 """The whole report as Markdown (which reads in a terminal too): the run's
-header, the sections of the modes that ran, then one section per deployment
-and connection count, and the Postgres settings."""
+header, each mode's section in the order of bench/modes/MODES, and the
+Postgres settings."""
 
-from bench.report.matrix import matrix_tables
-from bench.report.open_loop import open_loop_tables
-from bench.report.proxy_cost import proxy_cost_table
-from bench.report.sweep import sweep_tables
-from bench.report.tables import delay_words, latency_table, ratio_table, sections
+from bench.modes import MODES
 from bench.routes import ROUTES
 
 
@@ -36,56 +32,11 @@ def header(results):
     return lines
 
 
-def what_ran(app):
-    """One line per app: its server's command line as the kernel knew it."""
-    line = f"- {app.app}: `{app.server_command}`"
-    if app.workers:
-        line += f", {app.workers} worker(s)"
-        if app.threads:
-            line += f" x {app.threads} threads"
-        line += f", pool {app.pool_size}"
-    if app.proxy:
-        line += f", behind {app.proxy} (proxy/api.inc)"
-    versions = ", ".join(f"{name} {v}" for name, v in app.versions.items())
-    return f"{line}; {versions}"
-
-
-def peak_sections(results, kind):
-    """Per deployment (or server: kind), connection count and database delay:
-    the ratio table, the latency table and what ran."""
-    lines = []
-    for deployment, connections, delay, peaks, ceilings, apps in sections(results):
-        lines += [
-            f"## {deployment} {kind}, {connections} connections{delay_words(delay, ', ')}",
-            "",
-        ]
-        notes = {app.note for app in results.apps if app.deployment == deployment}
-        lines += [f"_{note}_\n" for note in sorted(notes - {None})]
-        clients = {c.clients for c in ceilings} - {connections}
-        if clients:
-            lines += [
-                f"pgbench ran {', '.join(map(str, clients))} clients, all max_connections allows.\n"
-            ]
-        lines += [ratio_table(peaks, ceilings, apps, results.wrk["routes"]), ""]
-        lines += [latency_table(peaks), ""]
-        for app in results.apps:
-            here = (app.deployment, app.db_delay_ms) == (deployment, delay)
-            if here and app.status == "measured":
-                lines.append(what_ran(app))
-        lines.append("")
-    return lines
-
-
 def markdown(results):
     """The whole report."""
     lines = header(results)
-    lines += proxy_cost_table(results)
-    lines += sweep_tables(results)
-    matrix = matrix_tables(results)
-    if matrix:
-        lines += ["## The server matrix", "", *matrix]
-    lines += open_loop_tables(results)
-    lines += peak_sections(results, "server" if matrix else "deployment")
+    for mode in MODES:
+        lines += mode.section(results)
     if results.database:
         settings = ", ".join(f"{key} = {value}" for key, value in results.database.items())
         lines += [f"Postgres: {settings}", ""]

@@ -28,6 +28,9 @@ class DatabaseError(BenchmarkError):
     """The database is unreachable."""
 
 
+SPARE_CONNECTIONS = 10  # for the benchmark's own connection, psql, a curious human
+
+
 class LostWrites(BenchmarkError):
     """The rows added to review do not match the 2xx responses wrk counted."""
 

@@ -191,10 +191,3 @@ def verified(targets, routes, connection, reset):
             target.fail(str(error))
         reset()
     return [target for target in targets if target.measurable]
-
-
-def rotation(items, turn):
-    """items in this turn's order: each takes every place in len(items) turns,
-    so that a drift of the shared machine hits every app alike."""
-    shift = turn % len(items) if items else 0
-    return items[shift:] + items[:shift]

@@ -1,12 +1,32 @@
-"""The server matrix (--server with several servers): server x app tables of
-the closed-loop peaks and, with --rate, of the one rate every pair was offered."""
+"""The server matrix (--server with several servers): every app under every
+server of its interface, side by side. With --rate auto every pair is offered
+one rate per route, as the write-up this reproduces did (550 req/s for all):
+75% of the slowest sane pair's peak, sane meaning without errors and not the
+floor (wsgiref), so that the rate is one every real server should keep. Its
+section: server x app tables of the peaks and of that rate; its chart, one
+group of bars per server."""
 
 from bench.report.tables import delays, number, requests_cell, table
 from bench.routes import ROUTES
-from bench.stack.servers import is_server
+from bench.stack.servers import SERVERS, is_server
+
+CHARTS = [("draw_matrix", "-matrix.png")]
+FRACTION = 0.75  # of the slowest sane pair's peak: the one rate every pair is offered
 
 
-def matrix_layout(results):
+def is_matrix(options):
+    """Several servers measured side by side (--server), not deployments."""
+    return len(options.deployments) > 1 and all(map(is_server, options.deployments))
+
+
+def sane(peak):
+    """A pair whose peak may set the matrix's rate: no errors, not the floor."""
+    server = SERVERS.get(peak.deployment)
+    errors = peak.summary.socket_errors or peak.summary.non_2xx
+    return not errors and not (server and server.floor)
+
+
+def layout(results):
     """(servers, apps, failed pairs) of a server-matrix run, else None."""
     servers = list(dict.fromkeys(peak.deployment for peak in results.measurements))
     if len(servers) < 2 or not all(map(is_server, servers)) or len(delays(results)) > 1:
@@ -29,14 +49,14 @@ def matrix_rows(servers, apps, failed, cell):
     return rows
 
 
-def matrix_tables(results):
+def tables(results):
     """Server x app, one table per route and connection count: req/s and p99
     (ms) of each pair; then, with --rate, success and p99 at the one rate every
     pair was offered. Only for runs of several servers (--server)."""
-    layout = matrix_layout(results)
-    if not layout:
+    found = layout(results)
+    if not found:
         return []
-    servers, apps, failed = layout
+    servers, apps, failed = found
     by_key = {
         (p.app, p.deployment, p.route, p.connections): p.summary for p in results.measurements
     }
@@ -84,3 +104,8 @@ def matrix_tables(results):
                 "",
             ]
     return lines
+
+
+def section(results):
+    found = tables(results)
+    return ["## The server matrix", "", *found] if found else []

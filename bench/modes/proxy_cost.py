@@ -1,8 +1,12 @@
-"""What nginx in front costs (--proxy both): each app direct and behind it."""
+"""The proxy comparison (--proxy both): each app measured direct and behind
+nginx (proxy/api.inc), side by side in the same rotation; the deployments
+gain a "+nginx" twin (bench/stack/targets.py). Its section: what nginx costs."""
 
 from bench.report.tables import delay_words, number, requests_cell, table
 from bench.routes import ROUTES
 from bench.stack.deployments import BEHIND_NGINX
+
+CHARTS = []
 
 HEADER = [
     "app",
@@ -15,7 +19,7 @@ HEADER = [
 ]
 
 
-def proxy_cost_table(results):
+def section(results):
     """Each app direct and behind nginx, side by side; [] without such pairs."""
     by_key = {
         (p.app, p.deployment, p.route, p.connections, p.db_delay_ms): p

@@ -1,10 +1,27 @@
-"""When async pays (--db-delay with several delays, or -c with several counts):
-each app at every database delay and connection count, with what held it back:
-the connections it held, its round trips per request, and the bound Little's
-law sets on its throughput."""
+"""The database-delay sweep (--db-delay D,... or -c N,...): when async pays.
+Every app, and pgbench, reaches Postgres through a delay proxy of its own
+(bench/stack/delay_proxy.py), once per delay: run() repeats the whole plan per
+delay (phases()). Its section: each app at every delay and connection count,
+with the connections it held, its round trips per request and the bound
+Little's law sets; its chart, req/s and p99 against each swept axis."""
 
 from bench.report.tables import delays, number, requests_cell, table
 from bench.routes import ROUTES
+
+CHARTS = [("draw_sweep", "-sweep.png")]
+
+DELAY_PROXY = (
+    "--db-delay D: each app, and pgbench, reaches Postgres through a TCP proxy of its "
+    "own (bench/stack/delay_proxy.py) that holds every chunk D/2 in each direction, so each "
+    "round trip waits D more, as a database on another host would; 0 is direct, "
+    "no proxy."
+)
+
+
+def phases(options):
+    """The delays (seconds) the run's plan is measured at, one after another."""
+    return list(options.db_delays)
+
 
 INTRO = (
     "Each app at every database delay (rows) and wrk connection count: req/s, p99, "
@@ -70,7 +87,7 @@ def proxy_cpu(peaks):
     ]
 
 
-def sweep_tables(results):
+def section(results):
     """Per deployment and route, each app at every database delay (rows) and
     connection count (columns): req/s, p99, the connections it held and, with
     a delay, the bound its concurrency sets; [] when nothing was swept."""
