@@ -31,32 +31,6 @@ EMBEDDED_DATABASE = "benchmark"  # its own database: the benchmark empties revie
 
 
 @dataclass
-class Options:
-    apps: list
-    deployments: list
-    routes: list
-    connections: list
-    threads: int
-    duration: int
-    warmup: int
-    timeout: int
-    repeat: int
-    workers: int | None
-    pool_size: int
-    env: dict
-    database_url: str | None
-    target: str | None
-    port: int
-    pin: dict | None
-    pgbench: bool
-    results_dir: str
-    command: str
-    proxy: str = "off"  # off, on (nginx in front of every app) or both
-    rates: object = None  # --rate: None (closed loop only), "auto", or a list of req/s
-    db_delays: tuple = (0.0,)  # --db-delay: seconds added per round trip to Postgres, swept
-
-
-@dataclass
 class Database:
     """The run's database: its URL, an autocommit connection and its settings;
     all None/empty when a --target's database is not given."""

@@ -10,7 +10,7 @@ import time
 import psycopg2
 import pytest
 
-from bench import cli
+from bench import cli, options
 from bench.load import pgbench, wrk
 from bench.modes import db_delay
 from bench.records import AppRun, Ceiling, Peak
@@ -209,7 +209,7 @@ def test_verification_names_what_is_wrong(status_server):
 
 @pytest.mark.parametrize(("text", "seconds"), [("8", 8), ("8s", 8), ("5m", 300), ("1h", 3600)])
 def test_durations(text, seconds):
-    assert cli.seconds(text) == seconds
+    assert options.seconds(text) == seconds
 
 
 def test_options():

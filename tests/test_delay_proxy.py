@@ -18,8 +18,9 @@ import pytest
 
 from bench.load import openloop, pgbench
 from bench.stack import delay_proxy
-from bench.stack.delay_proxy import DelayProxy, Launched, parse_delay, proxied_url
+from bench.stack.delay_proxy import Launched, parse_delay, proxied_url
 from db import embedded
+from tests.delay_proxy_thread import DelayProxy
 from tests.helpers import query
 from tools import ROOT
 from tools.serve import running

@@ -7,8 +7,9 @@ import re
 
 import pytest
 
-from bench import plan, rotation, run
+from bench import plan, rotation
 from bench.modes import open_loop, server_matrix
+from bench.options import Options
 from bench.records import AppRun, Peak, Results, Summary, to_json
 from bench.report import tables
 from bench.routes import ROUTES
@@ -94,7 +95,7 @@ def options(**changes):
         results_dir="results",
         command="./benchmark.sh flask quart",
     )
-    return run.Options(**{**values, **changes})
+    return Options(**{**values, **changes})
 
 
 def test_the_plan_counts_every_run_start_and_ceiling():
@@ -274,3 +275,36 @@ def test_what_a_run_may_install_is_pinned_once_beside_requirements_txt():
                 assert (
                     f"{name}=={version}".lower() in (ROOT / "requirements.txt").read_text().lower()
                 )
+
+
+def test_each_apps_production_server_is_read_from_its_serve_sh():
+    """bench/stack/production.py restates nothing: the workers are serve.sh's
+    own default with nproc answering the budget, the rest its exec line."""
+    from bench.stack import production
+
+    flask, quart, sanic = (production.read(app) for app in ("flask", "quart", "sanic"))
+    assert (flask.program, flask.workers(2), flask.workers(1), flask.holds_thread) == (
+        "gunicorn",
+        5,
+        3,
+        True,
+    )
+    assert (quart.program, quart.workers(2), quart.holds_thread) == ("uvicorn", 2, False)
+    assert quart.packages == ["quart", "uvicorn", "uvloop", "httptools", "asyncpg"]
+    assert sanic.packages == ["sanic", "uvloop", "httptools", "asyncpg"]
+    assert flask.packages == ["flask", "gunicorn", "psycopg2-binary"]
+
+
+def test_the_matrix_runs_quart_under_uvicorn_as_its_serve_sh_does():
+    """SERVERS["uvicorn"] is Quart's serve.sh line (it once dropped --lifespan
+    on, the flag the guide says matters); only the values differ."""
+    from bench.stack import production
+    from bench.stack.servers import SERVERS
+
+    serve_sh = production.read("quart").argv
+    matrix = SERVERS["uvicorn"].line.split()
+    assert [word for word in serve_sh if word.startswith("-")] == [
+        word for word in matrix if word.startswith("-")
+    ]
+    for option in ("--loop", "--http", "--lifespan", "--timeout-graceful-shutdown"):
+        assert matrix[matrix.index(option) + 1] == production.read("quart").option(option)

@@ -8,9 +8,8 @@ Prints "delay_proxy listening on HOST:PORT" once it accepts connections, and
 (SIGTERM or Ctrl-C): the client connections it carried (an app's pools: how
 many it really held) and the writes clients sent through it (each waits for its
 answer: round trips). The benchmark runs it so: `with Launched(database_url,
-delay_s, log) as proxy:` (proxy.url, proxy.counts()). In a test: `with
-DelayProxy(upstream, delay_s) as proxy:` (proxy.port, proxy.url(database_url),
-proxy.connections()).
+delay_s, log) as proxy:` (proxy.url, proxy.counts()); the tests run it in a
+thread of their own (tests/delay_proxy_thread.py).
 
 How the delay is made: every chunk read from one side is written to the other
 delay/2 seconds after it arrived, in both directions, so a query and its answer
@@ -40,7 +39,6 @@ import selectors
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -196,50 +194,6 @@ def new_loop():
     1,024 descriptors: about 500 proxied connections, over twice what the
     benchmark's Postgres allows."""
     return asyncio.SelectorEventLoop(selectors.SelectSelector())
-
-
-class DelayProxy:
-    """The proxy in a thread of this process, for tests: a context manager."""
-
-    def __init__(self, upstream, delay, host="127.0.0.1", port=0):
-        self.upstream, self.delay, self.host, self.port = upstream, delay, host, port
-        self.loop = new_loop()
-        self.started = threading.Event()
-        self.server = ProxyServer(upstream, delay)
-        self.task = None
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def run(self):
-        self.task = self.loop.create_task(self.server.serve(self.host, self.port, self.ready))
-        try:
-            self.loop.run_until_complete(self.task)
-        except (asyncio.CancelledError, OSError) as error:
-            self.error = error
-            self.started.set()
-        finally:
-            self.loop.close()
-
-    def ready(self, port):
-        self.port = port
-        self.started.set()
-
-    def url(self, database_url):
-        return proxied_url(database_url, self.port, self.host)
-
-    def connections(self):
-        return self.server.connections()
-
-    def __enter__(self):
-        self.error = None
-        self.thread.start()
-        self.started.wait(10)
-        if self.error is not None:
-            raise OSError(f"delay proxy could not listen: {self.error}")
-        return self
-
-    def __exit__(self, *exc):
-        self.loop.call_soon_threadsafe(self.task.cancel)
-        self.thread.join(10)
 
 
 def main(argv=None):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from bench.errors import AppFailed
 from bench.records import AppRun
-from bench.stack import database, deployments, environment, verify
+from bench.stack import database, deployments, environment, production, verify
 from bench.stack.delay_proxy import Launched
 from bench.stack.processes import cpu_set, free_port, pinned, server_command
 from bench.stack.servers import ENTRY, PRODUCTION, SERVERS
@@ -133,7 +133,7 @@ def start(stack, options, target, database_url, log_dir, stamp):
     name = target.record.server
     workers = int(settings["WEB_WORKERS"])
     command, threads = None, None
-    in_flight = workers if deployments.PRODUCTION_HOLDS_THREAD[target.app] else None
+    in_flight = workers if production.read(target.app).holds_thread else None
     if name != PRODUCTION:
         server = SERVERS[name]
         command = server.command(target.app, "127.0.0.1", port, app_cores(options), workers)
