@@ -2,20 +2,27 @@
 
 import argparse
 import os
-import re
 import shutil
 import signal
 import sys
 
+from bench.errors import BenchmarkError
+from bench.options import (
+    Options,
+    choice_list,
+    delay_list,
+    env_setting,
+    int_list,
+    pin_spec,
+    rate_list,
+    seconds,
+)
+from bench.routes import ROUTES
+from bench.run import run
+from bench.stack import targets
+from bench.stack.servers import PRODUCTION, SERVERS
 from tools import proxy
 from tools.serve import APPS
-
-from . import targets
-from .delay_proxy import parse_delay
-from .errors import BenchmarkError
-from .routes import ROUTES
-from .run import Options, run
-from .servers import PRODUCTION, SERVERS
 
 EPILOG = """\
 examples:
@@ -35,80 +42,6 @@ examples:
 Results go to results/ as JSON, Markdown and a PNG chart, one set per run.
 Without DATABASE_URL / --database-url, a throwaway Postgres runs in .pgdata/.
 """
-
-
-def seconds(text):
-    """'8', '8s', '2m', '1h' -> seconds."""
-    match = re.fullmatch(r"(\d+)([smh]?)", text.strip())
-    if not match:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 10s or 5m)")
-    return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
-
-
-def int_list(text):
-    try:
-        values = [int(part) for part in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"not a list of positive numbers: {text!r}")
-    return values
-
-
-def choice_list(choices, all_word=None):
-    def parse(text):
-        names = [name.strip() for name in text.split(",") if name.strip()]
-        if all_word and names == [all_word]:
-            return list(choices)
-        unknown = [name for name in names if name not in choices]
-        if unknown or not names:
-            raise argparse.ArgumentTypeError(
-                f"{text!r}: choose from {', '.join(choices)}"
-                + (f" or {all_word}" if all_word else "")
-            )
-        return names
-
-    return parse
-
-
-def rate_list(text):
-    """--rate: 'auto', or a comma list of positive request rates per second."""
-    if text.strip() == "auto":
-        return "auto"
-    try:
-        values = [float(part) for part in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not auto or a list of rates: {text!r}") from None
-    if not values or min(values) <= 0:
-        raise argparse.ArgumentTypeError(f"rates must be positive: {text!r}")
-    return values
-
-
-def delay_list(text):
-    """--db-delay: a comma list of delays per round trip, '0,1ms,5ms' -> seconds."""
-    try:
-        values = [parse_delay(part) for part in text.split(",")]
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    if len(set(values)) != len(values):
-        raise argparse.ArgumentTypeError(f"a delay is named twice: {text!r}")
-    return tuple(values)
-
-
-def pin_spec(text):
-    parts = text.split(":")
-    if len(parts) != 3 or not all(re.fullmatch(r"[0-9,-]+", part) for part in parts):
-        raise argparse.ArgumentTypeError(
-            f"--pin wants APP:DB:LOAD CPU lists, e.g. 0:1:1, not {text!r}"
-        )
-    return dict(zip(("app", "db", "load"), parts, strict=True))
-
-
-def env_setting(text):
-    name, equals, value = text.partition("=")
-    if not equals or not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
-        raise argparse.ArgumentTypeError(f"--env wants NAME=VALUE, not {text!r}")
-    return name, value
 
 
 def parser():
@@ -158,13 +91,13 @@ def parser():
         "--deployment",
         type=choice_list(["article", "tuned"], "both"),
         default=["tuned"],
-        help="article, tuned or both (default tuned; see bench/deployments.py)",
+        help="article, tuned or both (default tuned; see bench/stack/deployments.py)",
     )
     p.add_argument(
         "--rate",
         type=rate_list,
         metavar="R[,R...]|auto",
-        help="open loop: offer each app these requests/s (bench/openloop: latency from "
+        help="open loop: offer each app these requests/s (bench/load/openloop: latency from "
         "each request's due time); auto: 25/50/75/90%% of the slowest app's wrk peak on "
         "each route, measured first",
     )
@@ -173,7 +106,7 @@ def parser():
         type=choice_list([PRODUCTION, *SERVERS], "all"),
         help="run each app under these servers instead of a deployment: a comma list of "
         f"{', '.join([PRODUCTION, *SERVERS])}, or all (each app under those that serve its "
-        "interface, WSGI or ASGI; serve.sh is its own; see bench/servers.py)",
+        "interface, WSGI or ASGI; serve.sh is its own; see bench/stack/servers.py)",
     )
     p.add_argument(
         "--db-delay",
@@ -181,7 +114,7 @@ def parser():
         default=(0.0,),
         metavar="D[,D...]",
         help="add D to every round trip between each app (and pgbench) and Postgres, "
-        "through a delay proxy of its own (bench/delay_proxy.py): e.g. 0,1ms,5ms,20ms runs "
+        "through a delay proxy of its own (bench/stack/delay_proxy.py): e.g. 0,1ms,5ms,20ms runs "
         "everything once per delay; 0 is direct (default 0)",
     )
     p.add_argument(
@@ -201,8 +134,8 @@ def parser():
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="set for every app's serve.sh, over the deployment's; repeatable, e.g. "
-        "--env WORKER_CLASS=gthread --env GUNICORN_CMD_ARGS=--threads=20",
+        help="set for every app's server, over the deployment's; repeatable, e.g. "
+        "--env POOL_TIMEOUT=2 --env GUNICORN_CMD_ARGS=--backlog=4096",
     )
     p.add_argument(
         "--database-url",

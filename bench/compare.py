@@ -6,27 +6,26 @@ deployment and route, and how far the runs disagree.
 For checking that a result reproduces: rerun the same command, compare.
 """
 
-import json
 import sys
-from pathlib import Path
 
-from .report import ratio_rows, table
-from .routes import ROUTES
+from bench import records
+from bench.report.tables import ratio_rows, table
+from bench.routes import ROUTES
 
 
 def ratios(results):
-    """{(deployment, connections, route, app): ratio to the baseline}."""
+    """{(deployment, connections, route, app): ratio to the baseline} of Results."""
     found = {}
-    keys = dict.fromkeys((m["deployment"], m["connections"]) for m in results["measurements"])
+    keys = dict.fromkeys((p.deployment, p.connections) for p in results.measurements)
     for deployment, connections in keys:
-        measurements = [
-            m
-            for m in results["measurements"]
-            if (m["deployment"], m["connections"]) == (deployment, connections)
+        peaks = [
+            p
+            for p in results.measurements
+            if (p.deployment, p.connections) == (deployment, connections)
         ]
-        apps = list(dict.fromkeys(m["app"] for m in measurements))
-        routes = list(dict.fromkeys(m["route"] for m in measurements))
-        for row in ratio_rows(measurements, [], apps, routes):
+        apps = list(dict.fromkeys(p.app for p in peaks))
+        routes = list(dict.fromkeys(p.route for p in peaks))
+        for row in ratio_rows(peaks, [], apps, routes):
             for app, ratio in row["ratio"].items():
                 if ratio is not None:
                     found[(deployment, connections, row["route"], app)] = ratio
@@ -41,7 +40,7 @@ def disagreement(values):
 
 def compare(paths):
     """Markdown: one row per ratio, one column per run, and the disagreement."""
-    runs = [ratios(json.loads(Path(path).read_text())) for path in paths]
+    runs = [ratios(records.load(path)) for path in paths]
     keys = [key for key in runs[0] if all(key in run for run in runs[1:])]
     rows, worst = [], 0.0
     for deployment, connections, route, app in keys:

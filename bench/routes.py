@@ -3,7 +3,7 @@ answer is verified before measuring, the SQL pgbench runs for the database's
 ceiling, and the article's figures. Adding a route is adding one Route here
 (and its Lua script, if it sends more than a GET).
 
-The SQL is the text every app runs (tests/test_bench_routes.py checks it
+The SQL is the text every app runs (tests/test_harness.py checks it
 against each app's constants) with pgbench variables for the parameters.
 """
 

@@ -15,11 +15,15 @@ tests/test_migration_guide.py (docs/migration.md). The conventions:
   c/a (within the rounding of the numbers shown).
 A quoted number is found when a number of the file, rounded to the quoted
 number's decimals, equals it: 2,607 quotes 2,606.8 and 1.6 quotes 1.62, but
-1.60 does not quote 1.62.
+1.60 does not quote 1.62. A benchmark report is read as the Markdown its JSON
+renders through bench.records (the figures as measured, not as once printed).
 """
 
 import re
 from decimal import ROUND_HALF_UP, Decimal
+
+from bench import records
+from bench.report.markdown import markdown as rendered
 
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 LINK = re.compile(r"\[([^\]]*)\]\(([^)\s#]*)(#[^)\s]*)?\)")
@@ -122,6 +126,17 @@ def derived_problems(header, row):
     return "|".join(values), problems
 
 
+def source(path):
+    """What a link's numbers are checked against: a benchmark report (.md) as
+    the Markdown the JSON beside it renders, any other file as it is."""
+    if path.suffix == ".md":
+        try:
+            return rendered(records.load(path.with_suffix(".json")))
+        except (OSError, ValueError):
+            pass  # no JSON, or not a benchmark's (docs/examples')
+    return path.read_text()
+
+
 def unquoted_link_numbers(markdown, folder):
     """["[text](target): numbers"] for each link quoting a number its report lacks."""
     problems = []
@@ -133,7 +148,7 @@ def unquoted_link_numbers(markdown, folder):
         path = folder / target
         if not path.is_file():
             problems.append(f"[{text}]({target}): not committed")
-        elif absent := missing(text, path.read_text()):
+        elif absent := missing(text, source(path)):
             problems.append(f"[{text}]({target}): {[str(n) for n in absent]}")
     return problems
 
@@ -148,11 +163,11 @@ def unquoted_table_numbers(markdown, folder):
         checked += 1
         missing_paths = [path for path in paths if not path.is_file()]
         problems += [f"{path}: not committed" for path in missing_paths]
-        source = "\n".join(path.read_text() for path in paths if path not in missing_paths)
+        source_text = "\n".join(source(path) for path in paths if path not in missing_paths)
         for header, row in rows:
             row, wrong = derived_problems(header, row)
             problems += wrong
-            if absent := missing(row, source):
+            if absent := missing(row, source_text):
                 problems.append(f"{row[:60]}...: {[str(n) for n in absent]}")
     return checked, problems
 
@@ -166,7 +181,7 @@ def unquoted_prose_numbers(markdown, folder):
             continue
         checked += 1
         prose = re.sub(r"\]\([^)]*\)", "]", re.sub(r"`[^`]*`", "", paragraph))
-        source = "\n".join(path.read_text() for path in paths if path.is_file())
-        if absent := missing(prose, source):
+        source_text = "\n".join(source(path) for path in paths if path.is_file())
+        if absent := missing(prose, source_text):
             problems.append(f"{paragraph[:60]}...: {[str(n) for n in absent]}")
     return checked, problems

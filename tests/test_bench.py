@@ -10,9 +10,14 @@ import time
 import psycopg2
 import pytest
 
-from bench import cli, database, pgbench, report, verify, wrk
-from bench.database import LostWrites, check_nothing_lost
+from bench import cli, options
+from bench.load import pgbench, wrk
+from bench.modes import db_delay
+from bench.records import AppRun, Ceiling, Peak
+from bench.report import tables
 from bench.routes import ROUTES
+from bench.stack import database, verify
+from bench.stack.database import LostWrites, check_nothing_lost
 from tests.helpers import query
 
 # wrk's output with lua/report.lua, as captured from a run against flask.
@@ -68,14 +73,14 @@ def reported(rate, **extra):
 def test_summary_is_the_median_with_min_and_max_and_every_error():
     runs = [reported(300), reported(100, socket_errors=2), reported(200, non_2xx=1)]
     summary = wrk.summarize(runs)
-    assert summary["requests_per_s"] == 200
-    assert (summary["requests_per_s_min"], summary["requests_per_s_max"]) == (100, 300)
-    assert summary["latency_ms"] == {"p99": 2.0}  # the median run's
-    assert (summary["socket_errors"], summary["non_2xx"], summary["runs"]) == (2, 1, 3)
+    assert summary.requests_per_s == 200
+    assert (summary.requests_per_s_min, summary.requests_per_s_max) == (100, 300)
+    assert summary.latency_ms == {"p99": 2.0}  # the median run's
+    assert (summary.socket_errors, summary.non_2xx, summary.runs) == (2, 1, 3)
 
 
 def measurement(app, route, rate):
-    return {"app": app, "route": route, "summary": wrk.summarize([reported(rate)])}
+    return Peak(app, "tuned", 20, route, wrk.summarize([reported(rate)]), [reported(rate)])
 
 
 def test_ratio_rows_are_to_flask_and_to_the_pgbench_ceiling():
@@ -84,8 +89,8 @@ def test_ratio_rows_are_to_flask_and_to_the_pgbench_ceiling():
         measurement("flask", "film", 330),
         measurement("flask", "films", 99),
     ]
-    ceiling = [{"route": "film", "tps": 3300.0}]
-    rows = report.ratio_rows(measurements, ceiling, ["flask", "quart"], ["film", "films"])
+    ceiling = [Ceiling("film", 20, 3300.0, 1.0, 0, 20, "pgbench")]
+    rows = tables.ratio_rows(measurements, ceiling, ["flask", "quart"], ["film", "films"])
     film, films = rows
     assert film["requests_per_s"] == {"flask": 330, "quart": 1160}
     assert film["ratio"] == {"quart": pytest.approx(1160 / 330)}
@@ -99,13 +104,13 @@ def test_ratio_rows_are_to_flask_and_to_the_pgbench_ceiling():
 
 def test_ratio_table_without_flask_is_to_the_first_app():
     measurements = [measurement("sanic", "film", 200), measurement("quart", "film", 100)]
-    text = report.ratio_table(measurements, [], ["quart", "sanic"], ["film"])
+    text = tables.ratio_table(measurements, [], ["quart", "sanic"], ["film"])
     assert "sanic/quart" in text and "| GET /films/995/ | 100 | 200 | 2.00x |" in text
 
 
 def test_requests_cell_shows_spread_and_errors_beside_the_number():
     summary = wrk.summarize([reported(90), reported(110, socket_errors=3, non_2xx=4)])
-    assert report.requests_cell(summary) == "100 (90-110) [3 socket errors, 4 non-2xx]"
+    assert tables.requests_cell(summary) == "100 (90-110) [3 socket errors, 4 non-2xx]"
 
 
 def insert_reviews(connection, count):
@@ -204,7 +209,7 @@ def test_verification_names_what_is_wrong(status_server):
 
 @pytest.mark.parametrize(("text", "seconds"), [("8", 8), ("8s", 8), ("5m", 300), ("1h", 3600)])
 def test_durations(text, seconds):
-    assert cli.seconds(text) == seconds
+    assert options.seconds(text) == seconds
 
 
 def test_options():
@@ -252,7 +257,7 @@ def test_a_delay_is_not_put_in_front_of_a_server_started_elsewhere():
 
 
 def test_each_app_is_named_in_its_database_url():
-    from bench.database import named
+    from bench.stack.database import named
 
     url = "postgresql://u:p@h:5/db?sslmode=disable&application_name=old"
     assert named(url, "bench flask tuned 5ms") == (
@@ -262,7 +267,7 @@ def test_each_app_is_named_in_its_database_url():
 
 
 def test_connections_held_are_read_from_pg_stat_activity(database_url):
-    from bench.database import ConnectionsHeld, named
+    from bench.stack.database import ConnectionsHeld, named
 
     url = named(database_url, "bench held test")
     with ConnectionsHeld(database_url, "bench held test", every=0.05) as held:
@@ -295,7 +300,8 @@ def test_the_bound_a_database_delay_sets_is_in_flight_over_round_trip_time(
     record, connections, trips, expected
 ):
     run = {"round_trips_per_request": trips}
-    measurement = {"db_delay_ms": 20, "connections": connections, "runs": [run]}
-    limit, in_flight = report.bound(measurement, record)
+    peak = Peak("flask", "tuned", connections, "film", None, [run], db_delay_ms=20)
+    app_run = AppRun("flask", "tuned", "measured", **record)
+    limit, in_flight = db_delay.bound(peak, app_run)
     assert (limit, in_flight) == (pytest.approx(expected[0]), expected[1])
-    assert report.bound({**measurement, "db_delay_ms": 0}, record) is None  # direct
+    assert db_delay.bound(dataclasses.replace(peak, db_delay_ms=0), app_run) is None  # direct

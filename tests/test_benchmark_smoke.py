@@ -110,7 +110,7 @@ def test_rate_runs_open_loop_at_the_rates_given_and_loses_nothing(database_url, 
     for rate in (50, 100):
         ledger = rows[("review", rate)]["ledger"]
         assert ledger["rows_added"] == ledger["responses_2xx"] == rows[("review", rate)]["ok"]
-    assert results["generator"]["name"] == "bench.openloop"
+    assert results["generator"]["name"] == "bench.load.openloop"
     assert "Latency at a fixed load" in path.with_suffix(".md").read_text()
     assert (tmp_path / (path.stem + "-latency.png")).stat().st_size > 10_000
 

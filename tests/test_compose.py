@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from bench import deployments
+from bench.stack import deployments
 from db import embedded
 from db.load import SQL_FILES
 from tests.helpers import query

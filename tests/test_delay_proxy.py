@@ -1,4 +1,4 @@
-"""The delay proxy (bench/delay_proxy.py) in front of the real (embedded)
+"""The delay proxy (bench/stack/delay_proxy.py) in front of the real (embedded)
 Postgres: the delay it adds per round trip, pgbench through it, and no write
 lost by an app that reaches its database through it.
 
@@ -16,9 +16,11 @@ from urllib.parse import urlsplit
 import psycopg2
 import pytest
 
-from bench import delay_proxy, openloop, pgbench
-from bench.delay_proxy import DelayProxy, Launched, parse_delay, proxied_url
+from bench.load import openloop, pgbench
+from bench.stack import delay_proxy
+from bench.stack.delay_proxy import Launched, parse_delay, proxied_url
 from db import embedded
+from tests.delay_proxy_thread import DelayProxy
 from tests.helpers import query
 from tools import ROOT
 from tools.serve import running
@@ -137,7 +139,7 @@ def test_the_proxy_runs_as_a_command(database_url):
         [
             sys.executable,
             "-m",
-            "bench.delay_proxy",
+            "bench.stack.delay_proxy",
             f"--listen=127.0.0.1:{listen}",
             f"--upstream={host}:{port}",
             "--delay=5ms",

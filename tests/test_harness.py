@@ -7,8 +7,13 @@ import re
 
 import pytest
 
-from bench import report, run, targets
+from bench import plan, rotation
+from bench.modes import open_loop, server_matrix
+from bench.options import Options
+from bench.records import AppRun, Peak, Results, Summary, to_json
+from bench.report import tables
 from bench.routes import ROUTES
+from bench.stack import targets
 from tools import ROOT
 from tools.serve import APPS
 
@@ -49,17 +54,17 @@ def test_the_post_script_sends_the_body_verification_sends():
 
 def test_the_rotation_puts_every_app_in_every_place():
     apps = ["flask", "quart", "sanic", "falcon"]
-    orders = [targets.rotation(apps, turn) for turn in range(len(apps))]
+    orders = [rotation.rotation(apps, turn) for turn in range(len(apps))]
     assert all(sorted(order) == sorted(apps) for order in orders)
     for place in range(len(apps)):
         assert sorted(order[place] for order in orders) == sorted(apps)
-    assert targets.rotation([], 3) == []
+    assert rotation.rotation([], 3) == []
 
 
 def test_the_time_left_is_what_each_kind_of_step_really_took(monkeypatch):
     clock = iter([0.0, 100.0, 130.0])
-    monkeypatch.setattr(run.time, "monotonic", lambda: next(clock))
-    progress = run.Progress({"start": (2, 5), "run": (3, 10)})
+    monkeypatch.setattr(plan.time, "monotonic", lambda: next(clock))
+    progress = plan.Progress({"start": (2, 5), "run": (3, 10)})
     progress.step("start", "start flask")  # at 0: the plan as it stands
     assert progress.left() == 1 * 5 + 3 * 10
     progress.step("run", "flask run 1")  # at 100: a start took 100 s
@@ -90,22 +95,22 @@ def options(**changes):
         results_dir="results",
         command="./benchmark.sh flask quart",
     )
-    return run.Options(**{**values, **changes})
+    return Options(**{**values, **changes})
 
 
 def test_the_plan_counts_every_run_start_and_ceiling():
-    assert run.plan(options()) == {
+    assert plan.plan(options()) == {
         "primer": (1, 4 * 3 * 2),  # every app on every route, a warm-up's length, once
         "ceiling": (3, 8),
-        "start": (4, run.STARTUP_SECONDS),
-        "run": (2 * 2 * 3 * 5, 8 + 2 + run.RUN_OVERHEAD_SECONDS),  # apps x deployments x ...
-        "rate": (0, 8 + 2 + run.RUN_OVERHEAD_SECONDS),
+        "start": (4, plan.STARTUP_SECONDS),
+        "run": (2 * 2 * 3 * 5, 8 + 2 + plan.RUN_OVERHEAD_SECONDS),  # apps x deployments x ...
+        "rate": (0, 8 + 2 + plan.RUN_OVERHEAD_SECONDS),
     }
-    with_rates = run.plan(options(rates=[100, 200]))
+    with_rates = plan.plan(options(rates=[100, 200]))
     assert with_rates["run"][0] == with_rates["primer"][0] == 0
     assert with_rates["rate"][0] == 2 * 2 * 3 * 2
-    assert run.plan(options(rates="auto"))["rate"][0] == 2 * 2 * 3 * 4
-    assert run.plan(options(target="http://127.0.0.1:8000"))["start"][0] == 0
+    assert plan.plan(options(rates="auto"))["rate"][0] == 2 * 2 * 3 * 4
+    assert plan.plan(options(target="http://127.0.0.1:8000"))["start"][0] == 0
 
 
 def test_every_pool_of_every_app_started_at_once_fits():
@@ -115,22 +120,24 @@ def test_every_pool_of_every_app_started_at_once_fits():
 
 def measurement(app, rates):
     runs = [{"requests_per_s": rate} for rate in rates]
-    summary = {"requests_per_s": sorted(rates)[len(rates) // 2]}
-    return {"app": app, "route": "film", "summary": summary, "runs": runs}
+    summary = Summary(
+        len(rates), sorted(rates)[len(rates) // 2], min(rates), max(rates), {}, 0, 0, 0
+    )
+    return Peak(app, "tuned", 20, "film", summary, runs)
 
 
 def test_each_ratio_comes_with_its_spread_over_paired_repeats():
     measurements = [measurement("flask", [100, 200, 100]), measurement("quart", [200, 300, 250])]
-    [row] = report.ratio_rows(measurements, [], ["flask", "quart"], ["film"])
+    [row] = tables.ratio_rows(measurements, [], ["flask", "quart"], ["film"])
     assert row["ratio"]["quart"] == pytest.approx(2.5)  # of the medians
     assert row["ratio_spread"]["quart"] == pytest.approx((1.5, 2.5))  # 300/200, 250/100
-    assert report.ratio_cell(2.5, (1.5, 2.5)) == "2.50x (1.50-2.50)"
-    assert report.ratio_cell(2.5, None) == "2.50x"
+    assert tables.ratio_cell(2.5, (1.5, 2.5)) == "2.50x (1.50-2.50)"
+    assert tables.ratio_cell(2.5, None) == "2.50x"
 
 
 def test_the_article_deployment_names_its_servers_from_the_table():
-    from bench import deployments
-    from bench.servers import PRODUCTION, SERVERS
+    from bench.stack import deployments
+    from bench.stack.servers import PRODUCTION, SERVERS
 
     assert deployments.server_for("article", "flask") == "gunicorn-gevent"
     assert deployments.server_for("article", "quart") == "hypercorn-uvloop"
@@ -155,7 +162,7 @@ def test_a_server_run_pairs_each_app_with_the_servers_of_its_interface():
 
 
 def test_proxy_both_measures_each_deployment_direct_and_behind_nginx():
-    from bench import deployments
+    from bench.stack import deployments
 
     pairs = targets.pairs(options(apps=["flask"], deployments=["tuned"], proxy="both"))
     assert pairs == [("flask", "tuned"), ("flask", "tuned+nginx")]
@@ -166,70 +173,56 @@ def test_proxy_both_measures_each_deployment_direct_and_behind_nginx():
 def test_a_target_started_elsewhere_is_measured_as_it_is():
     target = targets.external(options(target="http://quart:8000", apps=["quart"]))
     assert (target.app, target.deployment, target.url) == ("quart", "external", "http://quart:8000")
-    assert target.record["server"] is None and target.measurable
+    assert target.record.server is None and target.measurable
+
+
+def peak_of(deployment, rate, errors=0, app="flask"):
+    """flask's closed-loop Peak on the film route, 20 connections."""
+    summary = Summary(1, rate, rate, rate, {"p99": 1.0}, int(rate), errors, 0)
+    return Peak(app, deployment, 20, "film", summary, [{"requests_per_s": rate}])
 
 
 def test_rate_auto_offers_every_app_fractions_of_the_slowest_peak():
-    from bench import fixed_rate
-
-    peaks = [
-        {
-            "deployment": "tuned",
-            "route": "film",
-            "connections": 20,
-            "summary": {"requests_per_s": r},
-        }
-        for r in (3000, 1000, 2000)
-    ]
-    auto = fixed_rate.rates_for(options(rates="auto"), peaks, "tuned", ROUTES["film"])
+    peaks = [peak_of("tuned", rate) for rate in (3000, 1000, 2000)]
+    auto = open_loop.rates_for(options(rates="auto"), peaks, "tuned", ROUTES["film"])
     assert auto == [250, 500, 750, 900]
-    given = fixed_rate.rates_for(options(rates=[10.0, 20.0]), peaks, "tuned", ROUTES["film"])
+    given = open_loop.rates_for(options(rates=[10.0, 20.0]), peaks, "tuned", ROUTES["film"])
     assert given == [10.0, 20.0]
 
 
 def test_rate_auto_in_a_server_matrix_offers_every_pair_one_rate_from_the_slowest_sane_one():
-    from bench import fixed_rate
-
-    def peak(server, rate, errors=0):
-        summary = {"requests_per_s": rate, "socket_errors": errors, "non_2xx": 0}
-        return {"deployment": server, "route": "film", "connections": 20, "summary": summary}
-
     peaks = [
-        peak("gunicorn-sync", 3000),
-        peak("waitress", 1200),
-        peak("twisted", 800, errors=3),  # not sane: errors
-        peak("wsgiref", 400),  # not sane: the floor
+        peak_of("gunicorn-sync", 3000),
+        peak_of("waitress", 1200),
+        peak_of("twisted", 800, errors=3),  # not sane: errors
+        peak_of("wsgiref", 400),  # not sane: the floor
     ]
     matrix = options(deployments=["gunicorn-sync", "waitress", "twisted", "wsgiref"], rates="auto")
-    assert fixed_rate.is_matrix(matrix)
+    assert server_matrix.is_matrix(matrix)
     for server in matrix.deployments:  # one rate for every pair: 75% of waitress's peak
-        assert fixed_rate.rates_for(matrix, peaks, server, ROUTES["film"]) == [900]
-    assert run.plan(matrix)["rate"][0] == 4 * 3  # flask (quart is ASGI) x servers x routes
-    assert not fixed_rate.is_matrix(options(deployments=["waitress"], rates="auto"))
+        assert open_loop.rates_for(matrix, peaks, server, ROUTES["film"]) == [900]
+    assert plan.plan(matrix)["rate"][0] == 4 * 3  # flask (quart is ASGI) x servers x routes
+    assert not server_matrix.is_matrix(options(deployments=["waitress"], rates="auto"))
 
 
 def saved(rates):
-    """A results file's measurements, {app: req/s} on the film route."""
-    return {
-        "measurements": [
-            {
-                "app": app,
-                "deployment": "tuned",
-                "connections": 20,
-                "route": "film",
-                "summary": {"requests_per_s": rate},
-            }
-            for app, rate in rates.items()
-        ]
-    }
+    """A results file's JSON, {app: req/s} on the film route."""
+    results = Results(
+        command="./benchmark.sh flask quart",
+        environment={},
+        wrk={"routes": ["film"]},
+        apps=[AppRun(app, "tuned", "measured") for app in rates],
+        measurements=[peak_of("tuned", rate, app=app) for app, rate in rates.items()],
+    )
+    return to_json(results)
 
 
 def test_two_runs_compared_ratio_by_ratio(tmp_path):
     from bench import compare
 
     first, second = tmp_path / "a.json", tmp_path / "b.json"
-    first.write_text(json.dumps(saved({"flask": 100, "quart": 200})))
-    second.write_text(json.dumps(saved({"flask": 100, "quart": 240})))
+    first.write_text(saved({"flask": 100, "quart": 200}))
+    second.write_text(saved({"flask": 100, "quart": 240}))
     text, worst = compare.compare([first, second])
     assert "| tuned | 20 | GET /films/995/ | quart | 2.00x | 2.40x | ±9% |" in text
     assert worst == pytest.approx(0.4 / 4.4)
@@ -238,7 +231,6 @@ def test_two_runs_compared_ratio_by_ratio(tmp_path):
 def test_published_results_show_commands_as_a_reader_types_them():
     """No absolute path of the machine that ran them (an interpreter, a temporary
     folder) in the command lines of the committed results."""
-    import json
 
     from tools import ROOT
 
@@ -259,3 +251,60 @@ def test_published_results_show_commands_as_a_reader_types_them():
         for command in commands(json.loads(path.read_text())):
             absolute = [part for part in command.split() if part.startswith("/")]
             assert not absolute, f"{path.name}: {command}"
+
+
+def test_what_a_run_may_install_is_pinned_once_beside_requirements_txt():
+    """Every server's packages are in requirements.txt or in an extra that
+    bench/stack/extras.py installs when a run needs it; requirements.txt
+    holds none of the matrix servers or the chart stack (a first
+    ./benchmark.sh APP does not wait for them)."""
+    from bench.stack import extras
+    from bench.stack.servers import SERVERS
+
+    core = extras.pinned("requirements.txt")
+    pinned_anywhere = core.union(*map(extras.pinned, extras.FILES))
+    for server in SERVERS.values():
+        assert {extras.canonical(p) for p in server.packages} <= pinned_anywhere, server.name
+    assert {"matplotlib", "gevent", "twisted", "granian", "hdrhistogram", "pytest"}.isdisjoint(core)
+    assert "matplotlib" in extras.pinned("requirements-charts.txt")
+    assert "hdrhistogram" in extras.pinned("requirements-openloop.txt")
+    for path in extras.FILES:  # an extra pins nothing requirements.txt pins otherwise
+        for line in (ROOT / path).read_text().splitlines():
+            name, _, version = line.partition("==")
+            if version and extras.canonical(name) in core:
+                assert (
+                    f"{name}=={version}".lower() in (ROOT / "requirements.txt").read_text().lower()
+                )
+
+
+def test_each_apps_production_server_is_read_from_its_serve_sh():
+    """bench/stack/production.py restates nothing: the workers are serve.sh's
+    own default with nproc answering the budget, the rest its exec line."""
+    from bench.stack import production
+
+    flask, quart, sanic = (production.read(app) for app in ("flask", "quart", "sanic"))
+    assert (flask.program, flask.workers(2), flask.workers(1), flask.holds_thread) == (
+        "gunicorn",
+        5,
+        3,
+        True,
+    )
+    assert (quart.program, quart.workers(2), quart.holds_thread) == ("uvicorn", 2, False)
+    assert quart.packages == ["quart", "uvicorn", "uvloop", "httptools", "asyncpg"]
+    assert sanic.packages == ["sanic", "uvloop", "httptools", "asyncpg"]
+    assert flask.packages == ["flask", "gunicorn", "psycopg2-binary"]
+
+
+def test_the_matrix_runs_quart_under_uvicorn_as_its_serve_sh_does():
+    """SERVERS["uvicorn"] is Quart's serve.sh line (it once dropped --lifespan
+    on, the flag the guide says matters); only the values differ."""
+    from bench.stack import production
+    from bench.stack.servers import SERVERS
+
+    serve_sh = production.read("quart").argv
+    matrix = SERVERS["uvicorn"].line.split()
+    assert [word for word in serve_sh if word.startswith("-")] == [
+        word for word in matrix if word.startswith("-")
+    ]
+    for option in ("--loop", "--http", "--lifespan", "--timeout-graceful-shutdown"):
+        assert matrix[matrix.index(option) + 1] == production.read("quart").option(option)

@@ -3,7 +3,7 @@ overlay (`kubectl kustomize`: Debian's kubernetes-client in CI, .ci/run), and
 every object validates, strictly (no unknown field), against Kubernetes'
 published OpenAPI schemas (the kubernetes-validate package,
 requirements-dev.txt). Then what the schemas cannot know: probes, stop grace,
-resources and workers as compose.yaml and bench/deployments.py have them, the
+resources and workers as compose.yaml and bench/stack/deployments.py have them, the
 Services' selectors, the bench Job kept off the apps' nodes.
 """
 
@@ -16,7 +16,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from bench import deployments
+from bench.stack import deployments
 from tools import ROOT
 from tools.serve import APPS
 

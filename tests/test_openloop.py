@@ -1,4 +1,4 @@
-"""The open-loop generator (bench/openloop.py) as an instrument: against servers
+"""The open-loop generator (bench/load/openloop/) as an instrument: against servers
 made here, whose answers we know, and against a real app that we stall.
 
 No test asserts an app's speed; margins are wide (2 shared, noisy cores).
@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from bench import openloop, wrk
+from bench.load import openloop, wrk
 from bench.routes import ROUTES
 from db import embedded
 from tests.helpers import query
@@ -148,9 +148,9 @@ def test_a_server_that_is_not_there_is_an_error():
 def test_the_command_line_is_recorded(known_server):
     args = openloop.command(known_server.url + "/", 50, connections=3, duration=1)
     result = openloop.run(args)
-    assert result["generator"]["name"] == "bench.openloop"
+    assert result["generator"]["name"] == "bench.load.openloop"
     assert "hdrhistogram" in result["generator"]["version"]
-    assert result["generator"]["command"] == ["bench.openloop", *args[3:]]
+    assert result["generator"]["command"] == ["bench.load.openloop", *args[3:]]
     assert [row["second"] for row in result["per_second"]] == [0]
     spectrum = result["spectrum"]
     assert spectrum[0][0] == 0 and spectrum[-1][0] == 100
@@ -229,13 +229,13 @@ def compare(app="flask", rate=200, seconds=8):
         running(app, port, database_url, os.devnull, web_workers=2) as server,
     ):
         process = server.process
-        runs = {"bench.openloop": openloop.command(url, rate, 20, seconds)}
+        runs = {"bench.load.openloop": openloop.command(url, rate, 20, seconds)}
         if shutil.which("wrk"):
             route = ROUTES["film"]
             runs["wrk"] = wrk.command(url.removesuffix(route.path), route, 20, 2, seconds, 10)
         for name, args in runs.items():
             status, output = stalled(process, args)
-            parse = openloop.parse_report if name == "bench.openloop" else wrk.parse_report
+            parse = openloop.parse_report if name == "bench.load.openloop" else wrk.parse_report
             report = parse(output)
             print(name, " ".join(args))
             print(json.dumps({key: report.get(key) for key in ("latency_ms", "ok", "requests")}))

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from bench.delay_proxy import Launched
+from bench.stack.delay_proxy import Launched
 from db import embedded
 from tools.serve import APPS, running
 

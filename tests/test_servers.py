@@ -1,11 +1,11 @@
-"""Every app under every server of bench/servers.py that serves its interface
+"""Every app under every server of bench/stack/servers.py that serves its interface
 answers each benchmarked route per the contract: the server matrix measures
 only pairs that pass this, and reports the others."""
 
 import pytest
 
-from bench import servers, verify
 from bench.routes import ROUTES
+from bench.stack import servers, verify
 from db import embedded
 from tools.serve import AppNotStarted, running
 

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from tools import ROOT
 
 RUNS = 4
-PACKAGE = "iniconfig"  # small, pure Python, and in requirements.txt
+PACKAGE = "blinker"  # small, pure Python, and in requirements.txt
 
 
 def pin(package):

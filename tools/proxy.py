@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import ROOT
+from tools import ROOT, children
 
 CONFIG = ROOT / "proxy" / "nginx.conf"  # the template; api.inc holds the rules
 RULES = ROOT / "proxy" / "api.inc"
@@ -90,14 +90,7 @@ def proxied(app_port, listen_port, log=None):
 def stop(handle, timeout=10.0):
     """SIGQUIT: nginx finishes the requests in flight, then exits. SIGKILL if
     it has not within `timeout` seconds. Removes the prefix folder."""
-    process = handle.process
-    if process.poll() is None:
-        process.send_signal(signal.SIGQUIT)  # nginx's graceful shutdown
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    children.stop(handle.process, signal.SIGQUIT, timeout)  # nginx's graceful shutdown
     shutil.rmtree(handle.prefix, ignore_errors=True)
 
 

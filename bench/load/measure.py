@@ -1,11 +1,11 @@
 """One measured run of one app on one route, closed loop (wrk) or open loop
-(bench/openloop): the warm-up, the run, what the app held of the database
+(bench/load/openloop): the warm-up, the run, what the app held of the database
 meanwhile, and the books of a POST."""
 
 from typing import NamedTuple
 
-from . import database
-from .processes import shown
+from bench.stack import database
+from bench.stack.processes import shown
 
 
 class Load(NamedTuple):

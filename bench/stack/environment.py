@@ -7,11 +7,10 @@ import platform
 import subprocess
 from pathlib import Path
 
+from bench.load import wrk
+from bench.stack import production
+from bench.stack.servers import SERVERS
 from tools import ROOT
-
-from . import wrk
-from .deployments import STACKS
-from .servers import SERVERS
 
 
 def package_version(name):
@@ -24,7 +23,7 @@ def package_version(name):
 def stack_versions(app, server=None):
     """{"flask": "3.1.3", ...} for the distributions app runs on: its serve.sh's,
     or its framework and driver with another server's."""
-    names = STACKS.get(app, [])
+    names = production.read(app).packages
     if server in SERVERS:
         names = [names[0], *SERVERS[server].packages, names[-1]]
     return {name: package_version(name) or "not installed" for name in dict.fromkeys(names)}

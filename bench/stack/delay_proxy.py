@@ -1,16 +1,15 @@
 """A TCP proxy that adds a fixed delay to every round trip: a database on
 another host, made on this one.
 
-    python -m bench.delay_proxy --listen 127.0.0.1:6000 --upstream 127.0.0.1:5433 --delay 5ms
+    python -m bench.stack.delay_proxy --listen 127.0.0.1:6000 --upstream 127.0.0.1:5433 --delay 5ms
 
 Prints "delay_proxy listening on HOST:PORT" once it accepts connections, and
 "DELAY_PROXY_JSON {"open", "peak", "total", "writes"}" on SIGUSR1 and on exit
 (SIGTERM or Ctrl-C): the client connections it carried (an app's pools: how
 many it really held) and the writes clients sent through it (each waits for its
 answer: round trips). The benchmark runs it so: `with Launched(database_url,
-delay_s, log) as proxy:` (proxy.url, proxy.counts()). In a test: `with
-DelayProxy(upstream, delay_s) as proxy:` (proxy.port, proxy.url(database_url),
-proxy.connections()).
+delay_s, log) as proxy:` (proxy.url, proxy.counts()); the tests run it in a
+thread of their own (tests/delay_proxy_thread.py).
 
 How the delay is made: every chunk read from one side is written to the other
 delay/2 seconds after it arrived, in both directions, so a query and its answer
@@ -40,13 +39,11 @@ import selectors
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from tools import ROOT
-
-from .processes import taskset
+from bench.stack.processes import marked_json, taskset
+from tools import ROOT, children
 
 MARKER = "DELAY_PROXY_JSON "  # the line printed on exit: its connection counts
 UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "": 1e-3}  # a bare number is milliseconds
@@ -135,7 +132,7 @@ class Side(asyncio.Protocol):
             self.on_close(self)
 
 
-class Server:
+class ProxyServer:
     """Accepts clients, opens one upstream connection for each, and counts
     them: how many connections an app's pools really hold."""
 
@@ -199,50 +196,6 @@ def new_loop():
     return asyncio.SelectorEventLoop(selectors.SelectSelector())
 
 
-class DelayProxy:
-    """The proxy in a thread of this process, for tests: a context manager."""
-
-    def __init__(self, upstream, delay, host="127.0.0.1", port=0):
-        self.upstream, self.delay, self.host, self.port = upstream, delay, host, port
-        self.loop = new_loop()
-        self.started = threading.Event()
-        self.server = Server(upstream, delay)
-        self.task = None
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def run(self):
-        self.task = self.loop.create_task(self.server.serve(self.host, self.port, self.ready))
-        try:
-            self.loop.run_until_complete(self.task)
-        except (asyncio.CancelledError, OSError) as error:
-            self.error = error
-            self.started.set()
-        finally:
-            self.loop.close()
-
-    def ready(self, port):
-        self.port = port
-        self.started.set()
-
-    def url(self, database_url):
-        return proxied_url(database_url, self.port, self.host)
-
-    def connections(self):
-        return self.server.connections()
-
-    def __enter__(self):
-        self.error = None
-        self.thread.start()
-        self.started.wait(10)
-        if self.error is not None:
-            raise OSError(f"delay proxy could not listen: {self.error}")
-        return self
-
-    def __exit__(self, *exc):
-        self.loop.call_soon_threadsafe(self.task.cancel)
-        self.thread.join(10)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--listen", type=parse_address, default=("127.0.0.1", 0))
@@ -254,7 +207,7 @@ def main(argv=None):
     def ready(port):
         print(f"delay_proxy listening on {args.listen[0]}:{port}", flush=True)
 
-    server = Server(args.upstream, args.delay)
+    server = ProxyServer(args.upstream, args.delay)
     try:
         with asyncio.Runner(loop_factory=new_loop) as runner:
             runner.run(server.serve(*args.listen, ready, signals=True))
@@ -279,12 +232,17 @@ class Launched:
         args = [
             sys.executable,
             "-m",
-            "bench.delay_proxy",
+            "bench.stack.delay_proxy",
             f"--upstream={parts.hostname or '127.0.0.1'}:{parts.port or 5432}",
             f"--delay={self.delay * 1000:g}ms",
         ]
         self.process = subprocess.Popen(
-            taskset(args, self.pin), cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True
+            taskset(args, self.pin),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            start_new_session=True,  # a group of its own, for children.stop()
         )
         line = self.process.stdout.readline()
         if not line.startswith("delay_proxy listening on "):
@@ -298,9 +256,10 @@ class Launched:
         """The proxy's counts now: {"open", "peak", "total", "writes"}."""
         self.process.send_signal(signal.SIGUSR1)
         line = self.process.stdout.readline()
-        if not line.startswith(MARKER):
+        counts = marked_json(line, MARKER)
+        if counts is None:
             raise OSError(f"the delay proxy did not answer: {line.strip() or 'it stopped'}")
-        return json.loads(line.removeprefix(MARKER))
+        return counts
 
     def cpu_seconds(self):
         """CPU time the proxy has used so far (Linux /proc), or None."""
@@ -311,12 +270,7 @@ class Launched:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
     def __exit__(self, *exc):
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        children.stop(self.process)
         self.process.stdout.close()
 
 

@@ -8,7 +8,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import psycopg2
 
-from .errors import BenchmarkError
+from bench.errors import BenchmarkError
 
 COUNT_REVIEWS = "SELECT count(*) FROM review"
 RESET_REVIEWS = "TRUNCATE review RESTART IDENTITY"
@@ -26,6 +26,9 @@ SETTINGS = [
 
 class DatabaseError(BenchmarkError):
     """The database is unreachable."""
+
+
+SPARE_CONNECTIONS = 10  # for the benchmark's own connection, psql, a curious human
 
 
 class LostWrites(BenchmarkError):

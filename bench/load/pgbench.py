@@ -11,11 +11,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from bench.errors import BenchmarkError
+from bench.routes import ROUTES
+from bench.stack.processes import taskset
 from db import embedded
-
-from .errors import BenchmarkError
-from .processes import taskset
-from .routes import ROUTES
 
 
 class PgbenchError(BenchmarkError):

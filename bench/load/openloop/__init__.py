@@ -1,8 +1,8 @@
 """Open-loop HTTP load: requests leave on a fixed schedule, latency counts from
 each request's *intended* send time.
 
-    python -m bench.openloop URL --rate 1000 --connections 50 --duration 10
-    python -m bench.openloop URL/reviews/ --rate 500 --method POST \\
+    python -m bench.load.openloop URL --rate 1000 --connections 50 --duration 10
+    python -m bench.load.openloop URL/reviews/ --rate 500 --method POST \\
         --body '{"film_id": 995, "rating": 4}'
 
 Prints one line, "OPENLOOP_JSON {...}" (what run() returns). Request i is due at
@@ -45,13 +45,12 @@ latency_ms, the spectrum and per_second time the answered requests (any
 status); failed ones are counted, not timed.
 """
 
-import json
 import sys
 from importlib import metadata
 
-from ..processes import run_logged, taskset
+from bench.stack.processes import marked_json, run_logged, taskset
 
-NAME = "bench.openloop"
+NAME = "bench.load.openloop"
 MARKER = "OPENLOOP_JSON "
 AUTO_FRACTIONS = (0.25, 0.5, 0.75, 0.9)
 
@@ -75,7 +74,7 @@ def command(url, rate, connections, duration, method="GET", body=None, timeout=1
     args = [
         sys.executable,
         "-m",
-        "bench.openloop",
+        "bench.load.openloop",
         url,
         f"--rate={rate:g}",
         f"--connections={connections}",
@@ -99,10 +98,10 @@ def run(args, log=None):
 
 def parse_report(text):
     """The last OPENLOOP_JSON line of text, as a dict; OpenLoopError if none."""
-    lines = [line for line in text.splitlines() if line.startswith(MARKER)]
-    if not lines:
+    report = marked_json(text, MARKER)
+    if report is None:
         raise OpenLoopError("the generator printed no report")
-    return json.loads(lines[-1][len(MARKER) :])
+    return report
 
 
 def version():

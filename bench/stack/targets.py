@@ -3,16 +3,16 @@ production server (or a server already running, with --target), verified
 before it is measured, and described for the results."""
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from bench.errors import AppFailed
+from bench.records import AppRun
+from bench.stack import database, deployments, environment, production, verify
+from bench.stack.delay_proxy import Launched
+from bench.stack.processes import cpu_set, free_port, pinned, server_command
+from bench.stack.servers import ENTRY, PRODUCTION, SERVERS
 from tools import ROOT, proxy
 from tools.serve import AppNotStarted, running
-
-from . import database, deployments, environment, verify
-from .delay_proxy import Launched
-from .errors import AppFailed
-from .processes import cpu_set, free_port, pinned, server_command
-from .servers import ENTRY, PRODUCTION, SERVERS
 
 EXTERNAL = "external"  # the deployment of a server started elsewhere (--target)
 
@@ -26,7 +26,7 @@ class Target:
     deployment: str  # article, tuned, or a server's name (--server)
     db_delay: float = 0.0  # seconds added to each round trip to Postgres (--db-delay)
     url: str | None = None
-    record: dict = field(default_factory=dict)
+    record: AppRun | None = None
     proxy: object = None  # the delay proxy in front of its database (a Launched)
 
     @property
@@ -40,10 +40,10 @@ class Target:
 
     @property
     def measurable(self):
-        return self.record["status"] == "measured"
+        return self.record.status == "measured"
 
     def fail(self, reason):
-        self.record.update(status="failed", reason=reason)
+        self.record.status, self.record.reason = "failed", reason
 
 
 def app_cores(options):
@@ -82,6 +82,12 @@ def pairs(options):
     ]
 
 
+def packages_needed(options):
+    """The distributions of every server the run starts other than serve.sh."""
+    names = {deployments.server_for(d, app) for app, d in pairs(options)} - {PRODUCTION}
+    return sorted({package for name in names for package in SERVERS[name].packages})
+
+
 def connections_needed(options):
     """Every pool of every app started at once, full: workers x pool size."""
     return sum(
@@ -92,20 +98,20 @@ def connections_needed(options):
 
 def new_target(app, deployment, db_delay=0.0):
     server = None if deployment == EXTERNAL else deployments.server_for(deployment, app)
-    record = {
-        "app": app,
-        "deployment": deployment,
-        "db_delay_ms": db_delay * 1000,
-        "server": server,
-        "versions": environment.stack_versions(app, server),
-        "status": "measured",
-    }
+    record = AppRun(
+        app,
+        deployment,
+        "measured",
+        versions=environment.stack_versions(app, server),
+        server=server,
+        db_delay_ms=db_delay * 1000,
+    )
     if deployments.base(deployment) in deployments.NOTES:
-        record["note"] = deployments.NOTES[deployments.base(deployment)]
+        record.note = deployments.NOTES[deployments.base(deployment)]
     elif server in SERVERS:
-        record["note"] = f"{server}: {SERVERS[server].note}."
+        record.note = f"{server}: {SERVERS[server].note}."
     if deployments.behind_nginx(deployment):
-        record["proxy"] = proxy.version()
+        record.proxy = proxy.version()
     return Target(app, deployment, db_delay, record=record)
 
 
@@ -113,12 +119,7 @@ def external(options):
     """The server --target names, already running: nothing to start."""
     target = new_target(options.apps[0], EXTERNAL)
     target.url = options.target
-    target.record.update(
-        server_command=f"already running at {options.target}",
-        workers=None,
-        pool_size=None,
-        settings={},
-    )
+    target.record.server_command = f"already running at {options.target}"
     return target
 
 
@@ -129,10 +130,10 @@ def start(stack, options, target, database_url, log_dir, stamp):
     delay = f"-db{target.db_delay * 1000:g}ms" if target.db_delay else ""
     log_path = log_dir / f"{stamp}-{target.app}-{target.deployment}{delay}.log"
     port = free_port(options.port)
-    name = target.record["server"]
+    name = target.record.server
     workers = int(settings["WEB_WORKERS"])
     command, threads = None, None
-    in_flight = workers if deployments.PRODUCTION_HOLDS_THREAD[target.app] else None
+    in_flight = workers if production.read(target.app).holds_thread else None
     if name != PRODUCTION:
         server = SERVERS[name]
         command = server.command(target.app, "127.0.0.1", port, app_cores(options), workers)
@@ -160,15 +161,11 @@ def start(stack, options, target, database_url, log_dir, stamp):
         with open(log_path.with_suffix(".nginx.log"), "w") as log:
             stack.enter_context(proxy.proxied(port, nginx_port, log))
         target.url = f"http://127.0.0.1:{nginx_port}"
-    target.record.update(
-        server_command=server_command(server.process.pid),
-        workers=workers,
-        threads=threads,
-        in_flight=in_flight,
-        pool_size=options.pool_size,
-        settings=settings,
-        log=str(log_path.relative_to(ROOT)) if log_path.is_relative_to(ROOT) else None,
-    )
+    record = target.record
+    record.server_command = server_command(server.process.pid)
+    record.workers, record.threads, record.in_flight = workers, threads, in_flight
+    record.pool_size, record.settings = options.pool_size, settings
+    record.log = str(log_path.relative_to(ROOT)) if log_path.is_relative_to(ROOT) else None
 
 
 def check(target, routes, connection):
@@ -194,10 +191,3 @@ def verified(targets, routes, connection, reset):
             target.fail(str(error))
         reset()
     return [target for target in targets if target.measurable]
-
-
-def rotation(items, turn):
-    """items in this turn's order: each takes every place in len(items) turns,
-    so that a drift of the shared machine hits every app alike."""
-    shift = turn % len(items) if items else 0
-    return items[shift:] + items[:shift]

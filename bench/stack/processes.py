@@ -1,14 +1,14 @@
 """The processes a run starts: free ports, CPU pinning, what they print."""
 
 import contextlib
+import json
 import os
 import subprocess
 from pathlib import Path
 
+from bench.errors import BenchmarkError
 from db import embedded
 from tools import ROOT
-
-from .errors import BenchmarkError
 
 
 class PortTaken(BenchmarkError):
@@ -111,3 +111,11 @@ def run_logged(args, log=None):
     if log is not None:
         log.write(f"$ {' '.join(args)}\n{completed.stdout}{completed.stderr}\n")
     return completed
+
+
+def marked_json(text, marker):
+    """The JSON after marker on the last line of text that starts with it
+    (how wrk's Lua script, the open-loop generator and the delay proxy
+    report), or None when no line does."""
+    lines = [line for line in text.splitlines() if line.startswith(marker)]
+    return json.loads(lines[-1].removeprefix(marker)) if lines else None

@@ -1,4 +1,4 @@
-"""python -m bench.openloop URL --rate R [...]: one run, one OPENLOOP_JSON line."""
+"""python -m bench.load.openloop URL --rate R [...]: one run, one OPENLOOP_JSON line."""
 
 import argparse
 import asyncio

@@ -1,9 +1,11 @@
-"""The two deployments of each app: which server runs it (bench/servers.py)
+"""The two deployments of each app: which server runs it (bench/stack/servers.py)
 and how many worker processes, as a function of the app's CPU budget (the
 cores it may use): the same budget for every app.
 """
 
-from .servers import PRODUCTION, SERVERS, blocking, is_server, one, per_core
+from bench.stack import production
+from bench.stack.servers import PRODUCTION, SERVERS, is_server, one
+from tools.serve import APPS
 
 NOTES = {
     "article": (
@@ -20,14 +22,6 @@ NOTES = {
     ),
 }
 
-# How many workers each app's serve.sh runs for a CPU budget (its own default
-# reads nproc; the benchmark sets WEB_WORKERS from the budget instead).
-PRODUCTION_WORKERS = {"flask": blocking, "quart": per_core, "sanic": per_core, "falcon": blocking}
-
-# Whether a request holds its process while it waits on Postgres under the
-# app's serve.sh (gunicorn's sync worker), as bench/servers.py says of each server.
-PRODUCTION_HOLDS_THREAD = {"flask": True, "quart": False, "sanic": False, "falcon": True}
-
 # deployment -> app -> (server, workers for a CPU budget)
 DEPLOYMENTS = {
     "article": {
@@ -36,17 +30,9 @@ DEPLOYMENTS = {
         "sanic": (PRODUCTION, one),
         "falcon": (PRODUCTION, one),
     },
-    "tuned": {app: (PRODUCTION, workers) for app, workers in PRODUCTION_WORKERS.items()},
+    # Each app's serve.sh with its own worker count (bench/stack/production.py).
+    "tuned": {app: (PRODUCTION, None) for app in APPS},
 }
-
-# app -> the distributions its serve.sh runs on.
-STACKS = {
-    "flask": ["flask", "gunicorn", "psycopg2-binary"],
-    "quart": ["quart", "uvicorn", "uvloop", "httptools", "asyncpg"],
-    "sanic": ["sanic", "uvloop", "httptools", "asyncpg"],
-    "falcon": ["falcon", "gunicorn", "psycopg2-binary"],
-}
-
 
 BEHIND_NGINX = "+nginx"  # a deployment's variant with nginx in front (--proxy)
 
@@ -61,7 +47,7 @@ def base(deployment):
 
 
 def server_for(deployment, app):
-    """The server app runs under in deployment: a bench/servers.py name, or
+    """The server app runs under in deployment: a bench/stack/servers.py name, or
     PRODUCTION. A deployment that is a server's name runs every app under it."""
     deployment = base(deployment)
     if is_server(deployment):
@@ -75,10 +61,11 @@ def workers(deployment, app, cores, override=None):
         return override
     deployment = base(deployment)
     server = server_for(deployment, app)
-    if deployment in DEPLOYMENTS:
-        return DEPLOYMENTS[deployment][app][1](cores)
+    rule = DEPLOYMENTS[deployment][app][1] if deployment in DEPLOYMENTS else None
+    if rule:
+        return rule(cores)
     if server == PRODUCTION:
-        return PRODUCTION_WORKERS[app](cores)
+        return production.read(app).workers(cores)
     return SERVERS[server].workers(cores)
 
 

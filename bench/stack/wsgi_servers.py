@@ -1,6 +1,7 @@
-"""The WSGI servers that have no command of their own, for bench/servers.py.
+"""The WSGI servers that have no command of their own, for bench/stack/servers.py.
 
-    python -m bench.wsgi_servers tornado|twisted|wsgiref MODULE:FACTORY HOST PORT WORKERS [THREADS]
+    python -m bench.stack.wsgi_servers tornado|twisted|wsgiref MODULE:FACTORY \
+        HOST PORT WORKERS [THREADS]
 
 The app is built by calling FACTORY in each serving process (after any fork),
 as gunicorn builds one per worker. SIGTERM stops the server.

@@ -39,10 +39,13 @@ def blocking(cores):
 
 
 @dataclass(frozen=True)
-class Server:
+class ServerSpec:
+    """How to run an app under one server: its command line, as a person
+    types it, with {target} {host} {port} {workers} {threads} filled in."""
+
     name: str
-    interface: str  # wsgi, asgi, or PRODUCTION's "any"
-    args: tuple  # {target} {host} {port} {workers} {threads} filled in by command()
+    interface: str  # wsgi or asgi
+    line: str  # the argv, words split at spaces
     workers: object  # cores -> worker processes
     threads: object = None  # cores -> threads per process, where the server has them
     packages: tuple = ()  # distributions whose versions the report states
@@ -62,7 +65,7 @@ class Server:
             "workers": workers or self.workers(cores),
             "threads": self.threads(cores) if self.threads else "",
         }
-        return [arg.format(**values) for arg in self.args]
+        return [word.format(**values) for word in self.line.split()]
 
     def budget(self, cores, workers=None):
         """(processes, threads per process) on this many cores."""
@@ -74,217 +77,141 @@ class Server:
         return processes * threads if self.holds_thread else None
 
 
-GUNICORN = ("gunicorn", "{target}()", "--bind", "{host}:{port}", "--workers", "{workers}")
-GUNICORN_END = ("--graceful-timeout", "5", "--no-control-socket")
-RUNNER = ("python", "-m", "bench.wsgi_servers")  # servers with no command of their own
+def four(cores):
+    return 4
+
+
+GUNICORN = "gunicorn {target}() --bind {host}:{port} --workers {workers}"
+GUNICORN_END = "--graceful-timeout 5 --no-control-socket"
+RUNNER = "python -m bench.stack.wsgi_servers"  # servers with no command of their own
+HYPERCORN = "hypercorn {target}() --bind {host}:{port} --workers {workers}"
 
 SERVERS = {
     server.name: server
     for server in [
-        Server(
+        ServerSpec(
             "gunicorn-sync",
             "wsgi",
-            (*GUNICORN, "--worker-class", "sync", *GUNICORN_END),
+            f"{GUNICORN} --worker-class sync {GUNICORN_END}",
             blocking,
             packages=("gunicorn",),
             note="one request at a time per process (Flask's and Falcon's serve.sh)",
         ),
-        Server(
+        ServerSpec(
             "gunicorn-gthread",
             "wsgi",
-            (*GUNICORN, "--worker-class", "gthread", "--threads", "{threads}", *GUNICORN_END),
+            f"{GUNICORN} --worker-class gthread --threads {{threads}} {GUNICORN_END}",
             per_core,
-            threads=lambda cores: 4,
+            threads=four,
             packages=("gunicorn",),
             note="threads share one GIL per process",
         ),
-        Server(
+        ServerSpec(
             "gunicorn-gevent",
             "wsgi",
-            (*GUNICORN, "--worker-class", "gevent", *GUNICORN_END),
+            f"{GUNICORN} --worker-class gevent {GUNICORN_END}",
             per_core,
             packages=("gunicorn", "gevent"),
             note="green threads; psycopg2 still blocks the whole process (the article's kind)",
         ),
-        Server(
+        ServerSpec(
             "gunicorn-gevent-psycogreen",
             "wsgi",
-            (
-                *GUNICORN,
-                "--worker-class",
-                "gevent",
-                "--config",
-                "python:bench.psycogreen_hook",
-                *GUNICORN_END,
-            ),
+            f"{GUNICORN} --worker-class gevent --config python:bench.stack.psycogreen_hook "
+            f"{GUNICORN_END}",
             per_core,
             packages=("gunicorn", "gevent", "psycogreen"),
             note="green threads, and psycopg2 made cooperative by psycogreen's wait callback",
             holds_thread=False,
         ),
-        Server(
+        ServerSpec(
             "waitress",
             "wsgi",
-            (
-                "waitress-serve",
-                "--listen={host}:{port}",
-                "--threads={threads}",
-                "--call",
-                "{target}",
-            ),
+            "waitress-serve --listen={host}:{port} --threads={threads} --call {target}",
             one,
             threads=blocking,
             packages=("waitress",),
             note="pure Python, one process with a thread pool",
         ),
-        Server(
+        ServerSpec(
             "tornado",
             "wsgi",
-            (*RUNNER, "tornado", "{target}", "{host}", "{port}", "{workers}", "{threads}"),
+            f"{RUNNER} tornado {{target}} {{host}} {{port}} {{workers}} {{threads}}",
             blocking,
             packages=("tornado",),
             note="Tornado's WSGIContainer: each process runs one request at a time on its loop",
         ),
-        Server(
+        ServerSpec(
             "twisted",
             "wsgi",
-            (*RUNNER, "twisted", "{target}", "{host}", "{port}", "{workers}", "{threads}"),
+            f"{RUNNER} twisted {{target}} {{host}} {{port}} {{workers}} {{threads}}",
             one,
             threads=blocking,
             packages=("twisted",),
             note="Twisted's WSGIResource: one reactor process, requests on its thread pool",
         ),
-        Server(
+        ServerSpec(
             "wsgiref",
             "wsgi",
-            (*RUNNER, "wsgiref", "{target}", "{host}", "{port}", "{workers}", "{threads}"),
+            f"{RUNNER} wsgiref {{target}} {{host}} {{port}} {{workers}} {{threads}}",
             one,
             packages=(),
             note="the standard library's reference server: one thread, the floor",
             floor=True,
         ),
-        Server(
+        ServerSpec(
             "granian-wsgi",
             "wsgi",
-            (
-                "granian",
-                "--interface",
-                "wsgi",
-                "--factory",
-                "{target}",
-                "--host",
-                "{host}",
-                "--port",
-                "{port}",
-                "--workers",
-                "{workers}",
-                "--blocking-threads",
-                "{threads}",
-                "--no-ws",
-            ),
+            "granian --interface wsgi --factory {target} --host {host} --port {port} "
+            "--workers {workers} --blocking-threads {threads} --no-ws",
             per_core,
-            threads=lambda cores: 4,
+            threads=four,
             packages=("granian",),
             note="Rust HTTP, the app on a pool of blocking threads per process",
         ),
-        Server(
+        ServerSpec(
             "uvicorn",
             "asgi",
-            (
-                "uvicorn",
-                "{target}",
-                "--factory",
-                "--host",
-                "{host}",
-                "--port",
-                "{port}",
-                "--workers",
-                "{workers}",
-                "--loop",
-                "uvloop",
-                "--http",
-                "httptools",
-                "--timeout-graceful-shutdown",
-                "5",
-                "--no-access-log",
-            ),
+            "uvicorn {target} --factory --host {host} --port {port} --workers {workers} "
+            "--loop uvloop --http httptools --lifespan on --ws none --timeout-graceful-shutdown 5 "
+            "--no-access-log",
             per_core,
             packages=("uvicorn", "uvloop", "httptools"),
             note="uvloop and httptools (C); Quart's serve.sh",
             holds_thread=False,
         ),
-        Server(
+        ServerSpec(
             "hypercorn-uvloop",
             "asgi",
-            (
-                "hypercorn",
-                "{target}()",
-                "--bind",
-                "{host}:{port}",
-                "--workers",
-                "{workers}",
-                "--worker-class",
-                "uvloop",
-                "--graceful-timeout",
-                "5",
-                "--backlog",
-                "2048",
-            ),
+            f"{HYPERCORN} --worker-class uvloop --graceful-timeout 5 --backlog 2048",
             per_core,
             packages=("hypercorn", "uvloop"),
             note="Quart's own server (h11, pure Python) on uvloop: the article's",
             holds_thread=False,
         ),
-        Server(
+        ServerSpec(
             "hypercorn-asyncio",
             "asgi",
-            (
-                "hypercorn",
-                "{target}()",
-                "--bind",
-                "{host}:{port}",
-                "--workers",
-                "{workers}",
-                "--worker-class",
-                "asyncio",
-                "--graceful-timeout",
-                "5",
-                "--backlog",
-                "2048",
-            ),
+            f"{HYPERCORN} --worker-class asyncio --graceful-timeout 5 --backlog 2048",
             per_core,
             packages=("hypercorn",),
             note="Hypercorn on the standard asyncio loop",
             holds_thread=False,
         ),
-        Server(
+        ServerSpec(
             "granian-asgi",
             "asgi",
-            (
-                "granian",
-                "--interface",
-                "asgi",
-                "--factory",
-                "{target}",
-                "--host",
-                "{host}",
-                "--port",
-                "{port}",
-                "--workers",
-                "{workers}",
-                "--loop",
-                "uvloop",
-                "--no-ws",
-            ),
+            "granian --interface asgi --factory {target} --host {host} --port {port} "
+            "--workers {workers} --loop uvloop --no-ws",
             per_core,
             packages=("granian", "uvloop"),
             note="Rust HTTP, the app on uvloop",
             holds_thread=False,
         ),
-        Server(
+        ServerSpec(
             "gunicorn-uvicorn",
             "asgi",
-            (*GUNICORN, "--worker-class", "uvicorn_worker.UvicornWorker", *GUNICORN_END),
+            f"{GUNICORN} --worker-class uvicorn_worker.UvicornWorker {GUNICORN_END}",
             per_core,
             packages=("gunicorn", "uvicorn-worker", "uvicorn", "uvloop", "httptools"),
             note="uvicorn's workers under gunicorn's process manager",

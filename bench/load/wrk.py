@@ -1,11 +1,11 @@
 """Run wrk against one route and read the JSON line that lua/report.lua prints."""
 
-import json
 import statistics
 import subprocess
 
-from .errors import BenchmarkError
-from .processes import run_logged, taskset
+from bench.errors import BenchmarkError
+from bench.records import Summary
+from bench.stack.processes import marked_json, run_logged, taskset
 
 LUA = "lua"  # relative to ROOT, where wrk runs: the command reads as a person types it
 MARKER = "BENCH_JSON "
@@ -44,10 +44,9 @@ def parse_report(text):
 
     Raises WrkError when the text holds no report line.
     """
-    lines = [line for line in text.splitlines() if line.startswith(MARKER)]
-    if not lines:
+    raw = marked_json(text, MARKER)
+    if raw is None:
         raise WrkError("wrk printed no report (is lua/report.lua loaded?)")
-    raw = json.loads(lines[-1][len(MARKER) :])
     statuses = {int(status): count for status, count in raw["statuses"].items()}
     ok = sum(count for status, count in statuses.items() if 200 <= status < 300)
     latency = raw["latency_us"]
@@ -72,20 +71,20 @@ def parse_report(text):
 
 
 def summarize(reports):
-    """Several runs of the same measurement -> the median run's figures, with
-    min and max requests/s and the errors of every run added up."""
+    """Several runs of the same measurement -> their Summary: the median run's
+    figures, with min and max requests/s and the errors of every run added up."""
     ordered = sorted(reports, key=lambda report: report["requests_per_s"])
     median = ordered[(len(ordered) - 1) // 2]
-    return {
-        "runs": len(reports),
-        "requests_per_s": statistics.median(r["requests_per_s"] for r in reports),
-        "requests_per_s_min": ordered[0]["requests_per_s"],
-        "requests_per_s_max": ordered[-1]["requests_per_s"],
-        "latency_ms": median["latency_ms"],
-        "requests": sum(r["requests"] for r in reports),
-        "socket_errors": sum(r["socket_errors"] for r in reports),
-        "non_2xx": sum(r["non_2xx"] for r in reports),
-    }
+    return Summary(
+        runs=len(reports),
+        requests_per_s=statistics.median(r["requests_per_s"] for r in reports),
+        requests_per_s_min=ordered[0]["requests_per_s"],
+        requests_per_s_max=ordered[-1]["requests_per_s"],
+        latency_ms=median["latency_ms"],
+        requests=sum(r["requests"] for r in reports),
+        socket_errors=sum(r["socket_errors"] for r in reports),
+        non_2xx=sum(r["non_2xx"] for r in reports),
+    )
 
 
 def version():

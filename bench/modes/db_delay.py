@@ -1,0 +1,128 @@
+"""The database-delay sweep (--db-delay D,... or -c N,...): when async pays.
+Every app, and pgbench, reaches Postgres through a delay proxy of its own
+(bench/stack/delay_proxy.py), once per delay: run() repeats the whole plan per
+delay (phases()). Its section: each app at every delay and connection count,
+with the connections it held, its round trips per request and the bound
+Little's law sets; its chart, req/s and p99 against each swept axis."""
+
+from bench.report.tables import delays, number, requests_cell, table
+from bench.routes import ROUTES
+
+CHARTS = [("draw_sweep", "-sweep.png")]
+
+DELAY_PROXY = (
+    "--db-delay D: each app, and pgbench, reaches Postgres through a TCP proxy of its "
+    "own (bench/stack/delay_proxy.py) that holds every chunk D/2 in each direction, so each "
+    "round trip waits D more, as a database on another host would; 0 is direct, "
+    "no proxy."
+)
+
+
+def phases(options):
+    """The delays (seconds) the run's plan is measured at, one after another."""
+    return list(options.db_delays)
+
+
+INTRO = (
+    "Each app at every database delay (rows) and wrk connection count: req/s, p99, "
+    "the most connections it held (pg_stat_activity), and the bound its concurrency "
+    "sets: requests in flight / (round trips per request x delay), in flight being "
+    "the least of wrk's connections, the app's processes x threads where a request "
+    "holds its thread (sync workers), and its pools. Round trips: the writes it sent "
+    "Postgres through the delay proxy per answer."
+)
+
+
+def held(peak):
+    """The most connections the app held in any of its runs (pg_stat_activity)."""
+    values = [r["connections_held"] for r in peak.runs if r.get("connections_held")]
+    return max(values, default=None)
+
+
+def round_trips(peak):
+    """Round trips per answered request, through the delay proxy (median run)."""
+    values = sorted(
+        r["round_trips_per_request"] for r in peak.runs if r.get("round_trips_per_request")
+    )
+    return values[len(values) // 2] if values else None
+
+
+def bound(peak, app_run):
+    """(req/s, requests in flight): what the app cannot exceed with its
+    database db_delay_ms away (Little's law): the requests it can have waiting
+    on Postgres at once, the least of wrk's connections, its processes x threads
+    where a request holds its thread, and its pools, over the time each
+    request spends in round trips. None when direct or not measured."""
+    delay, trips = peak.db_delay_ms, round_trips(peak)
+    if not delay or not trips or app_run is None or not app_run.workers:
+        return None
+    limits = [peak.connections, app_run.workers * app_run.pool_size]
+    if app_run.in_flight:
+        limits.append(app_run.in_flight)
+    in_flight = min(limits)
+    return in_flight / (trips * delay / 1000), in_flight
+
+
+def bound_cell(limit, requests_per_s):
+    if not limit:
+        return "-"
+    return f"{limit[0]:,.0f} ({limit[1]} in flight), {requests_per_s / limit[0]:.0%}"
+
+
+def proxy_cpu(peaks):
+    """The line on the most CPU the delay proxy took, or []."""
+    shares = [
+        (r["proxy_cpu_share"], p.app, p.db_delay_ms)
+        for p in peaks
+        for r in p.runs
+        if r.get("proxy_cpu_share") is not None
+    ]
+    if not shares:
+        return []
+    share, app, delay = max(shares)
+    return [
+        f"The delay proxy took at most {share:.0%} of one core ({app}, +{delay:g} ms): "
+        "CPU the app and Postgres did not have.",
+        "",
+    ]
+
+
+def section(results):
+    """Per deployment and route, each app at every database delay (rows) and
+    connection count (columns): req/s, p99, the connections it held and, with
+    a delay, the bound its concurrency sets; [] when nothing was swept."""
+    peaks = results.measurements
+    counts = sorted({p.connections for p in peaks})
+    if len(delays(results)) < 2 and len(counts) < 2:
+        return []
+    app_runs = {(a.app, a.deployment, a.db_delay_ms): a for a in results.apps}
+    by_key = {(p.app, p.deployment, p.db_delay_ms, p.route, p.connections): p for p in peaks}
+    header = ["app", "DB delay", "round trips"]
+    for count in counts:
+        header += [f"c={count} req/s", "p99 ms", "held", "bound (in flight), reached"]
+    lines = ["## When async pays: database delay x connections", "", INTRO, ""]
+    lines += proxy_cpu(peaks)
+    for deployment in dict.fromkeys(p.deployment for p in peaks):
+        for route in results.wrk["routes"]:
+            rows = []
+            for app in dict.fromkeys(a.app for a in results.apps):
+                for delay in delays(results):
+                    cells, trips = [], None
+                    for count in counts:
+                        peak = by_key.get((app, deployment, delay, route, count))
+                        if not peak:
+                            cells += ["-", "-", "-", "-"]
+                            continue
+                        trips = trips or round_trips(peak)
+                        limit = bound(peak, app_runs.get((app, deployment, delay)))
+                        cells += [
+                            requests_cell(peak.summary),
+                            f"{peak.summary.latency_ms['p99']:,.1f}",
+                            number(held(peak)),
+                            bound_cell(limit, peak.summary.requests_per_s),
+                        ]
+                    if any(cell != "-" for cell in cells):
+                        rows.append([app, f"{delay:g} ms", number(trips, "{:.1f}"), *cells])
+            if rows:
+                lines += [f"### {deployment}: {ROUTES[route].label}", "", table(header, rows), ""]
+    return lines

@@ -1,0 +1,169 @@
+"""The open-loop rate (--rate): every app offered the same request rates by
+the open-loop generator (bench/load/openloop/), in rotation as the peaks are.
+Requests leave on a schedule whether or not earlier ones have returned, so a
+stall shows in the tail; the POST runs keep the nothing-lost books.
+
+--rate auto offers fractions of the *slowest* app's closed-loop peak on each
+route (per deployment); in a server matrix, one rate for every pair
+(bench/modes/server_matrix.py). Its section: per deployment and database
+delay, every app at every rate; its chart, the latency spectrum and p99 over
+time at the highest rate."""
+
+from bench.load import openloop
+from bench.load.measure import Load, measure_once
+from bench.modes import server_matrix
+from bench.records import Rate
+from bench.report.tables import delay_words, number, table
+from bench.rotation import Step
+from bench.routes import ROUTES
+
+CHARTS = [("draw_latency", "-latency.png")]
+
+
+def rates_per_route(options):
+    """How many rates each app is offered on each route (0 without --rate)."""
+    if not options.rates:
+        return 0
+    if options.rates != "auto":
+        return len(options.rates)
+    return 1 if server_matrix.is_matrix(options) else len(openloop.AUTO_FRACTIONS)
+
+
+def rates_for(options, peaks, deployment, route):
+    """The rates offered on route in deployment: --rate's, or auto's."""
+    if options.rates != "auto":
+        return options.rates
+    matrix = server_matrix.is_matrix(options)
+    found = [
+        p.summary.requests_per_s
+        for p in peaks
+        if (p.route, p.connections) == (route.key, options.connections[0])
+        and (server_matrix.sane(p) if matrix else p.deployment == deployment)
+    ]
+    fractions = (server_matrix.FRACTION,) if matrix else openloop.AUTO_FRACTIONS
+    return openloop.auto_rates(found, fractions)
+
+
+def load(target, route, rate, options):
+    """The open-loop generator as measure_once's Load: a request that timed out
+    or broke after it was sent may have been written."""
+
+    def command(seconds):
+        return openloop.command(
+            target.url.rstrip("/") + route.path,
+            rate,
+            max(options.connections),
+            seconds,
+            route.method,
+            route.body.decode() if route.body else None,
+            options.timeout,
+            options.pin and options.pin["load"],
+        )
+
+    def unanswered(result):
+        return result["errors"]["timeout"] + result["errors"]["socket"]
+
+    return Load(command, openloop.run, unanswered)
+
+
+def rounds(options, peaks, measured, routes):
+    """Per route, one round per rate offered: each app its deployment's rate."""
+    connections = max(options.connections)
+    planned = []
+    for route in routes:
+        offered = {t.deployment: rates_for(options, peaks, t.deployment, route) for t in measured}
+        for index in range(max(len(rates) for rates in offered.values())):
+
+            def step(target, route=route, index=index, offered=offered):
+                rates = offered[target.deployment]
+                if index < len(rates):
+                    return Step("rate", route, connections, rates[index])
+
+            planned.append(step)
+    return planned
+
+
+def measure(target, step, context):
+    options = context.options
+    generator = load(target, step.route, step.rate, options)
+    return measure_once(target, step.route, context.db, options, context.log, generator)
+
+
+def describe(report):
+    latency = report["latency_ms"] or {}
+    return (
+        f"achieved {report['achieved_rate']:,.0f} req/s, "
+        f"{report['success_rate']:.1%} 2xx, p99 {latency.get('p99', 0):,.1f} ms"
+    )
+
+
+def collect(done, measured):
+    """The Rates of the apps still measured at the end."""
+    kept = {(t.app, t.deployment) for t in measured if t.measurable}
+    return [
+        Rate(
+            app=target.app,
+            deployment=target.deployment,
+            db_delay_ms=target.db_delay * 1000,
+            route=step.route.key,
+            rate=step.rate,
+            report=report,
+        )
+        for target, step, report, _, _ in done
+        if (target.app, target.deployment) in kept
+    ]
+
+
+HEADER = [
+    "route",
+    "offered req/s",
+    "app",
+    "achieved",
+    "success",
+    "mean",
+    "p50",
+    "p90",
+    "p95",
+    "p99",
+    "p99.9",
+    "max",
+    "rows added / 2xx",
+]
+PERCENTILES = ("mean", "p50", "p90", "p95", "p99", "p99.9", "max")
+
+
+def row_cells(rate):
+    report = rate.report
+    latency = report["latency_ms"] or {}
+    ledger = report.get("ledger")
+    return [
+        ROUTES[rate.route].label,
+        f"{rate.rate:,g}",
+        rate.app,
+        f"{report['achieved_rate']:,.0f}",
+        f"{report['success_rate']:.1%}",
+        *[number(latency.get(key), "{:,.1f}") for key in PERCENTILES],
+        f"{ledger['rows_added']} / {ledger['responses_2xx']}" if ledger else "-",
+    ]
+
+
+def section(results):
+    """Latency at a fixed load: one table per deployment and database delay."""
+    rates = results.openloop
+    generator = results.generator or {}
+    order = {app.app: index for index, app in enumerate(results.apps)}
+    lines = []
+    for deployment, delay in dict.fromkeys((r.deployment, r.db_delay_ms) for r in rates):
+        lines += [
+            f"## Latency at a fixed load, {deployment} deployment{delay_words(delay, ', ')}",
+            "",
+            f"Open loop ({generator.get('version', 'bench.openloop')}): requests leave on a "
+            "schedule, latency from each one's due time; success = 2xx / sent.",
+            "",
+        ]
+        here = sorted(
+            (r for r in rates if (r.deployment, r.db_delay_ms) == (deployment, delay)),
+            key=lambda r: (list(ROUTES).index(r.route), r.rate, order[r.app]),
+        )
+        lines += [table(HEADER, [row_cells(rate) for rate in here]), ""]
+    return lines

@@ -1,0 +1,146 @@
+"""The closed-loop peak: wrk with a fixed number of connections against every
+app on every route, in rotation, --repeat times; per app, route and connection
+count the median run, its min-max, its latency and the books of a POST. Its
+section: per deployment, connection count and database delay, the
+article-style ratio table (with the pgbench ceiling) and the latency table."""
+
+from bench.load import wrk
+from bench.load.measure import Load, measure_once
+from bench.modes import server_matrix
+from bench.records import Peak
+from bench.report.tables import delay_words, latency_table, ratio_table, sections
+from bench.rotation import Step, every_app
+
+CHARTS = [("draw", ".png")]  # bench/report/charts.py: req/s and latency per section
+
+
+def skipped(options):
+    """--rate with rates given measures at those rates only; auto needs the peaks."""
+    return bool(options.rates) and options.rates != "auto"
+
+
+def load(target, route, connections, options):
+    """wrk as measure_once's Load: it stops with up to one request per
+    connection in flight, which the server may still have written."""
+
+    def command(seconds):
+        pin = options.pin and options.pin["load"]
+        return wrk.command(
+            target.url, route, connections, options.threads, seconds, options.timeout, pin
+        )
+
+    return Load(command, wrk.run, lambda result: connections)
+
+
+def prime(measured, context, routes, progress):
+    """One unmeasured run of every app on every route, before the first
+    measured one (TechEmpower's primer): without it the first repeat read
+    slower for whichever app came first after the starts (its ratios off by
+    up to 70% where the later repeats agreed within 20%)."""
+    options = context.options
+    if not options.warmup:
+        return
+    progress.step("primer", f"primer: every app, every route, {options.warmup}s each, not measured")
+    for route in routes:
+        for target in measured:
+            primer = load(target, route, options.connections[0], options)
+            primer.run(primer.command(options.warmup), context.log)
+        context.db.settle_and_reset()
+
+
+def rounds(options, routes):
+    """One round per repeat, connection count and route: every app the same step."""
+    return [
+        every_app(Step("run", route, connections, None, repeat, options.repeat))
+        for repeat in range(options.repeat)
+        for connections in options.connections
+        for route in routes
+    ]
+
+
+def measure(target, step, context):
+    options = context.options
+    wrk_load = load(target, step.route, step.connections, options)
+    return measure_once(target, step.route, context.db, options, context.log, wrk_load)
+
+
+def describe(report):
+    return f"{report['requests_per_s']:,.0f} req/s, p99 {report['latency_ms']['p99']:.1f} ms"
+
+
+def collect(done, measured, options, routes):
+    """The Peaks of the measured apps, per app, connection count and route."""
+    runs = {}
+    for target, step, report, turn, place in done:
+        report.update(turn=turn, place=place)
+        runs.setdefault((target.label, step.route.key, step.connections), []).append(report)
+    peaks = []
+    for target in measured:
+        if not target.measurable:
+            continue
+        for connections in options.connections:
+            for route in routes:
+                reports = runs.get((target.label, route.key, connections))
+                if reports:
+                    peaks.append(peak(target, route, connections, reports))
+    return peaks
+
+
+def peak(target, route, connections, reports):
+    ledgers = [r["ledger"] for r in reports if "ledger" in r]
+    ledger = None
+    if ledgers:
+        keys = ("responses_2xx", "rows_added", "in_flight")
+        ledger = {key: sum(item[key] for item in ledgers) for key in keys}
+    return Peak(
+        app=target.app,
+        deployment=target.deployment,
+        db_delay_ms=target.db_delay * 1000,
+        connections=connections,
+        route=route.key,
+        summary=wrk.summarize(reports),
+        runs=reports,
+        ledger=ledger,
+        ledgers=ledgers,
+    )
+
+
+def what_ran(app):
+    """One line per app: its server's command line as the kernel knew it."""
+    line = f"- {app.app}: `{app.server_command}`"
+    if app.workers:
+        line += f", {app.workers} worker(s)"
+        if app.threads:
+            line += f" x {app.threads} threads"
+        line += f", pool {app.pool_size}"
+    if app.proxy:
+        line += f", behind {app.proxy} (proxy/api.inc)"
+    versions = ", ".join(f"{name} {v}" for name, v in app.versions.items())
+    return f"{line}; {versions}"
+
+
+def section(results):
+    """Per deployment (or server, in a matrix), connection count and database
+    delay: the ratio table, the latency table and what ran."""
+    kind = "server" if server_matrix.layout(results) else "deployment"
+    lines = []
+    for deployment, connections, delay, peaks, ceilings, apps in sections(results):
+        lines += [
+            f"## {deployment} {kind}, {connections} connections{delay_words(delay, ', ')}",
+            "",
+        ]
+        notes = {app.note for app in results.apps if app.deployment == deployment}
+        lines += [f"_{note}_\n" for note in sorted(notes - {None})]
+        clients = {c.clients for c in ceilings} - {connections}
+        if clients:
+            lines += [
+                f"pgbench ran {', '.join(map(str, clients))} clients, all max_connections allows.\n"
+            ]
+        lines += [ratio_table(peaks, ceilings, apps, results.wrk["routes"]), ""]
+        lines += [latency_table(peaks), ""]
+        for app in results.apps:
+            here = (app.deployment, app.db_delay_ms) == (deployment, delay)
+            if here and app.status == "measured":
+                lines.append(what_ran(app))
+        lines.append("")
+    return lines

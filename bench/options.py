@@ -1,0 +1,110 @@
+"""What a run is asked to do: the Options ./benchmark.sh's command line
+becomes (bench/cli.py), and the parsers of its values."""
+
+import argparse
+import re
+from dataclasses import dataclass
+
+from bench.stack.delay_proxy import parse_delay
+
+
+@dataclass
+class Options:
+    """Every option of a run, typed; each mode reads the fields it needs."""
+
+    apps: list
+    deployments: list
+    routes: list
+    connections: list
+    threads: int
+    duration: int
+    warmup: int
+    timeout: int
+    repeat: int
+    workers: int | None
+    pool_size: int
+    env: dict
+    database_url: str | None
+    target: str | None
+    port: int
+    pin: dict | None
+    pgbench: bool
+    results_dir: str
+    command: str
+    proxy: str = "off"  # off, on (nginx in front of every app) or both
+    rates: object = None  # --rate: None (closed loop only), "auto", or a list of req/s
+    db_delays: tuple = (0.0,)  # --db-delay: seconds added per round trip to Postgres, swept
+
+
+def seconds(text):
+    """'8', '8s', '2m', '1h' -> seconds."""
+    match = re.fullmatch(r"(\d+)([smh]?)", text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 10s or 5m)")
+    return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+
+
+def int_list(text):
+    try:
+        values = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"not a list of positive numbers: {text!r}")
+    return values
+
+
+def choice_list(choices, all_word=None):
+    def parse(text):
+        names = [name.strip() for name in text.split(",") if name.strip()]
+        if all_word and names == [all_word]:
+            return list(choices)
+        unknown = [name for name in names if name not in choices]
+        if unknown or not names:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: choose from {', '.join(choices)}"
+                + (f" or {all_word}" if all_word else "")
+            )
+        return names
+
+    return parse
+
+
+def rate_list(text):
+    """--rate: 'auto', or a comma list of positive request rates per second."""
+    if text.strip() == "auto":
+        return "auto"
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not auto or a list of rates: {text!r}") from None
+    if not values or min(values) <= 0:
+        raise argparse.ArgumentTypeError(f"rates must be positive: {text!r}")
+    return values
+
+
+def delay_list(text):
+    """--db-delay: a comma list of delays per round trip, '0,1ms,5ms' -> seconds."""
+    try:
+        values = [parse_delay(part) for part in text.split(",")]
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"a delay is named twice: {text!r}")
+    return tuple(values)
+
+
+def pin_spec(text):
+    parts = text.split(":")
+    if len(parts) != 3 or not all(re.fullmatch(r"[0-9,-]+", part) for part in parts):
+        raise argparse.ArgumentTypeError(
+            f"--pin wants APP:DB:LOAD CPU lists, e.g. 0:1:1, not {text!r}"
+        )
+    return dict(zip(("app", "db", "load"), parts, strict=True))
+
+
+def env_setting(text):
+    name, equals, value = text.partition("=")
+    if not equals or not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
+        raise argparse.ArgumentTypeError(f"--env wants NAME=VALUE, not {text!r}")
+    return name, value

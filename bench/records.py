@@ -1,0 +1,155 @@
+"""The results of a run as typed records, their one JSON form, and the reader
+of saved results (results/*.json, the committed docs/results/*.json).
+
+The JSON keeps the field names of schema 1 (every run before these records),
+so that both versions load; `schema` says which wrote a file. A generator's own
+report (one wrk or open-loop run) stays the dict it printed: its keys are the
+generator's, and the records keep it whole.
+"""
+
+import dataclasses
+import json
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SCHEMA = 2  # 1: untyped dicts, the same fields; 2: written from these records
+
+
+@dataclass
+class Summary:
+    """Several runs of one measurement: the median run's figures, min and max
+    req/s, the errors of every run added up."""
+
+    runs: int
+    requests_per_s: float
+    requests_per_s_min: float
+    requests_per_s_max: float
+    latency_ms: dict  # mean, p50, p75, p90, p99, p99.9, max
+    requests: int
+    socket_errors: int
+    non_2xx: int
+
+
+@dataclass
+class Peak:
+    """One app's closed-loop peak (wrk) on one route at one connection count."""
+
+    app: str
+    deployment: str
+    connections: int
+    route: str
+    summary: Summary
+    runs: list = field(default_factory=list)  # wrk's report of each repeat
+    ledger: dict | None = None  # a POST's books, all repeats added up
+    ledgers: list = field(default_factory=list)
+    db_delay_ms: float = 0.0
+
+
+@dataclass
+class Rate:
+    """One app offered one request rate by the open-loop generator."""
+
+    app: str
+    deployment: str
+    route: str
+    rate: float
+    report: dict  # the generator's report
+    db_delay_ms: float = 0.0
+
+
+@dataclass
+class Ceiling:
+    """pgbench running one route's SQL: the database's own ceiling."""
+
+    route: str
+    connections: int
+    tps: float
+    latency_ms: float | None
+    failed: int
+    clients: int
+    command: str
+    db_delay_ms: float = 0.0
+
+
+@dataclass
+class AppRun:
+    """What ran: one app in one deployment, read back from the running server."""
+
+    app: str
+    deployment: str
+    status: str  # measured, or failed (with the reason)
+    versions: dict = field(default_factory=dict)
+    server: str | None = None
+    note: str | None = None
+    proxy: str | None = None  # nginx's version when behind it
+    reason: str | None = None
+    server_command: str | None = None
+    workers: int | None = None
+    threads: int | None = None
+    in_flight: int | None = None  # requests it can have waiting on Postgres at once
+    pool_size: int | None = None
+    settings: dict = field(default_factory=dict)
+    log: str | None = None
+    db_delay_ms: float = 0.0
+
+    @property
+    def label(self):
+        return f"{self.app} ({self.deployment})"
+
+
+@dataclass
+class Results:
+    """One run: what was asked, what it ran on, and every record it measured."""
+
+    command: str
+    environment: dict  # date, commit, Python, machine, wrk (bench/stack/environment.py)
+    wrk: dict  # threads, connections, duration_s, warmup_s, timeout_s, repeat, routes
+    apps: list[AppRun]
+    measurements: list[Peak]
+    database: dict | None = None  # the Postgres settings that matter to durability
+    pgbench: list[Ceiling] = field(default_factory=list)
+    openloop: list[Rate] = field(default_factory=list)
+    pinning: dict | None = None
+    generator: dict | None = None  # the open-loop generator's name, version, rates
+    delay_proxy: str | None = None
+    db_delays_ms: list = field(default_factory=lambda: [0.0])
+    schema: int = SCHEMA
+
+
+def to_json(results):
+    """The JSON text of results, in this harness's schema whatever it was read from."""
+    return json.dumps({**dataclasses.asdict(results), "schema": SCHEMA}, indent=2) + "\n"
+
+
+def record(cls, data):
+    """cls (a record class above) from its JSON form, its nested records too.
+    Raises ValueError on a field it does not know (a file from a newer harness)."""
+    hints = typing.get_type_hints(cls)
+    unknown = set(data) - set(hints)
+    if unknown:
+        raise ValueError(f"{cls.__name__} has no field {', '.join(sorted(unknown))}")
+    values = {}
+    for name, value in data.items():
+        kind = hints[name]
+        if dataclasses.is_dataclass(kind) and value is not None:
+            value = record(kind, value)
+        elif typing.get_origin(kind) is list and typing.get_args(kind):
+            [item] = typing.get_args(kind)
+            value = [record(item, one) for one in value or []]
+        values[name] = value
+    return cls(**values)
+
+
+def from_json(text):
+    """Results from the JSON a run saved (schema 1 or 2)."""
+    data = json.loads(text)
+    if "apps" not in data or "measurements" not in data:
+        raise ValueError("not the results of a benchmark run")
+    data = {key: value for key, value in data.items() if value is not None}
+    return record(Results, data)
+
+
+def load(path):
+    """The Results saved at path."""
+    return from_json(Path(path).read_text())

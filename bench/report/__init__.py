@@ -1,0 +1,1 @@
+"""The results made readable: Markdown tables, PNG charts, runs compared."""

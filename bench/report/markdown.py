@@ -1,0 +1,49 @@
+"""The whole report as Markdown (which reads in a terminal too): the run's
+header, each mode's section in the order of bench/modes/MODES, and the
+Postgres settings."""
+
+from bench.modes import MODES
+from bench.routes import ROUTES
+
+
+def header(results):
+    environment, wrk = results.environment, results.wrk
+    lines = [
+        f"# Benchmark {environment['date']}",
+        "",
+        f"`{results.command}` at commit `{environment['git_commit']}`"
+        + (" (uncommitted changes)" if environment["git_dirty"] else "")
+        + f" on {environment['cpu_count']} x {environment['cpu_model']}.",
+        f"Python {environment['python']}, {environment['wrk']}.",
+        f"wrk: {wrk['threads']} threads, {wrk['duration_s']}s per run after a "
+        f"{wrk['warmup_s']}s warm-up, {wrk['repeat']} run(s) per figure (median, min-max).",
+    ]
+    pin = results.pinning
+    lines.append(
+        f"CPU pinning (taskset): app {pin['app']}, Postgres {pin['db']}, wrk and pgbench "
+        f"{pin['load']}."
+        if pin
+        else "No CPU pinning: app, Postgres and wrk share every core."
+    )
+    lines.append("")
+    for app in results.apps:
+        if app.status != "measured":
+            lines += [f"**{app.label} not measured:** {app.reason}", ""]
+    return lines
+
+
+def markdown(results):
+    """The whole report."""
+    lines = header(results)
+    for mode in MODES:
+        lines += mode.section(results)
+    if results.database:
+        settings = ", ".join(f"{key} = {value}" for key, value in results.database.items())
+        lines += [f"Postgres: {settings}", ""]
+    lines.append(
+        "The article (Flask / Quart req/s, one worker each, wrk -c 20 -d 5m): "
+        + "; ".join(
+            f"{route.label} {route.article[0]} / {route.article[1]}" for route in ROUTES.values()
+        )
+    )
+    return "\n".join(lines) + "\n"

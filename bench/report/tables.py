@@ -1,0 +1,173 @@
+"""The tables every report has, per deployment and connection count: the
+article-style ratio table (each app to Flask, and to the pgbench ceiling) and
+the latency table; and the Markdown helpers the other sections share."""
+
+from bench.routes import ROUTES
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def number(value, fmt="{:,.0f}"):
+    return "-" if value is None else fmt.format(value)
+
+
+def delays(results):
+    """The database delays of the run's peaks, in run order (ms)."""
+    return list(dict.fromkeys(peak.db_delay_ms for peak in results.measurements))
+
+
+def delay_words(delay, before=""):
+    """How far Postgres was, for a heading: nothing when direct."""
+    return f"{before}database +{delay:g} ms per round trip" if delay else ""
+
+
+def baseline_app(apps):
+    """Ratios are to Flask, the app the article migrates from; else the first."""
+    return "flask" if "flask" in apps else apps[0]
+
+
+def requests_cell(summary):
+    """Median req/s, its min-max when repeated, and any error beside it."""
+    cell = f"{summary.requests_per_s:,.0f}"
+    if summary.runs > 1:
+        cell += f" ({summary.requests_per_s_min:,.0f}-{summary.requests_per_s_max:,.0f})"
+    flags = []
+    if summary.socket_errors:
+        flags.append(f"{summary.socket_errors} socket errors")
+    if summary.non_2xx:
+        flags.append(f"{summary.non_2xx} non-2xx")
+    return cell + (f" [{', '.join(flags)}]" if flags else "")
+
+
+def paired_ratios(runs, base_runs):
+    """Each repeat's ratio of req/s: apps run in rotation, so the two runs of
+    one repeat were measured minutes apart at most, under the same drift."""
+    return [
+        run["requests_per_s"] / base["requests_per_s"]
+        for run, base in zip(runs, base_runs, strict=False)
+        if base["requests_per_s"]
+    ]
+
+
+def spread(values):
+    """(lowest, highest) of two or more values, else None."""
+    return (min(values), max(values)) if len(values) > 1 else None
+
+
+def ratio_rows(peaks, ceilings, apps, routes):
+    """One row per route: req/s per app, each app's ratio to the baseline (of
+    the medians) with its spread (the lowest and highest ratio of one repeat),
+    the pgbench ceiling and each app's share of it. Missing figures are None."""
+    base = baseline_app(apps)
+    by_key = {(peak.app, peak.route): peak for peak in peaks}
+    ceiling = {c.route: c.tps for c in ceilings}
+    rows = []
+    for route in routes:
+        found = {app: by_key.get((app, route)) for app in apps}
+        summaries = {app: peak.summary if peak else None for app, peak in found.items()}
+        runs = {app: peak.runs if peak else [] for app, peak in found.items()}
+        rates = {app: s.requests_per_s if s else None for app, s in summaries.items()}
+        rows.append(
+            {
+                "route": route,
+                "summaries": summaries,
+                "requests_per_s": rates,
+                "ratio": {
+                    app: rate / rates[base] if rate and rates[base] else None
+                    for app, rate in rates.items()
+                    if app != base
+                },
+                "ratio_spread": {
+                    app: spread(paired_ratios(runs[app], runs[base])) for app in apps if app != base
+                },
+                "pgbench_tps": ceiling.get(route),
+                "share_of_ceiling": {
+                    app: rate / ceiling[route] if rate and ceiling.get(route) else None
+                    for app, rate in rates.items()
+                },
+            }
+        )
+    return rows
+
+
+def ratio_cell(ratio, ratio_spread):
+    cell = number(ratio, "{:.2f}x")
+    if ratio is not None and ratio_spread:
+        cell += f" ({ratio_spread[0]:.2f}-{ratio_spread[1]:.2f})"
+    return cell
+
+
+def ratio_table(peaks, ceilings, apps, routes):
+    """The article-style table, as Markdown."""
+    base = baseline_app(apps)
+    others = [app for app in apps if app != base]
+    header = (
+        ["route"]
+        + [f"{app} req/s" for app in apps]
+        + [f"{app}/{base}" for app in others]
+        + ["pgbench tps"]
+        + [f"{app} % of pgbench" for app in apps]
+    )
+    rows = []
+    for row in ratio_rows(peaks, ceilings, apps, routes):
+        summaries = row["summaries"]
+        rows.append(
+            [ROUTES[row["route"]].label]
+            + [requests_cell(summaries[app]) if summaries[app] else "not measured" for app in apps]
+            + [ratio_cell(row["ratio"][app], row["ratio_spread"][app]) for app in others]
+            + [number(row["pgbench_tps"])]
+            + [number(row["share_of_ceiling"][app], "{:.0%}") for app in apps]
+        )
+    return table(header, rows)
+
+
+def latency_table(peaks):
+    header = [
+        "app",
+        "route",
+        "req/s",
+        "mean ms",
+        "p50",
+        "p90",
+        "p99",
+        "max",
+        "socket errors",
+        "non-2xx",
+        "rows added / 2xx (in flight), all runs",
+    ]
+    rows = []
+    for peak in peaks:
+        summary, latency, ledger = peak.summary, peak.summary.latency_ms, peak.ledger
+        if ledger:
+            books = f"{ledger['rows_added']} / {ledger['responses_2xx']} ({ledger['in_flight']})"
+        else:
+            books = "-" if peak.route != "review" else "not checked (no database)"
+        rows.append(
+            [peak.app, ROUTES[peak.route].label, requests_cell(summary)]
+            + [f"{latency[key]:.1f}" for key in ("mean", "p50", "p90", "p99", "max")]
+            + [str(summary.socket_errors), str(summary.non_2xx), books]
+        )
+    return table(header, rows)
+
+
+def sections(results):
+    """(deployment, connections, delay, peaks, ceilings, apps measured) in run
+    order: one section of the report, one row of the chart, each."""
+    keys = dict.fromkeys((p.deployment, p.connections, p.db_delay_ms) for p in results.measurements)
+    for deployment, connections, delay in keys:
+        peaks = [
+            p
+            for p in results.measurements
+            if (p.deployment, p.connections, p.db_delay_ms) == (deployment, connections, delay)
+        ]
+        apps = list(dict.fromkeys(p.app for p in peaks))
+        base = baseline_app(apps)
+        apps.sort(key=lambda app: app != base)  # the baseline first
+        ceilings = [
+            c for c in results.pgbench if (c.connections, c.db_delay_ms) == (connections, delay)
+        ]
+        yield deployment, connections, delay, peaks, ceilings, apps

@@ -1,0 +1,79 @@
+"""The one rotation loop: every app of a run measured in turn, round after
+round, the order rotating by one place per round, so that a drift of the
+shared machine hits every app alike. The closed-loop peak and the open-loop
+rate both measure through it (bench/modes/)."""
+
+from dataclasses import dataclass
+
+from bench.load.openloop import OpenLoopError
+from bench.load.wrk import WrkError
+from bench.routes import Route
+from bench.stack.database import LostWrites
+
+# What fails one app's run (it is then not measured further), not the whole run.
+FAILURES = (WrkError, OpenLoopError, LostWrites)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One measured run of one app: a route at a connection count (closed
+    loop) or at a request rate (open loop)."""
+
+    kind: str  # the Progress kind: "run" (closed loop) or "rate" (open loop)
+    route: Route
+    connections: int
+    rate: float | None = None
+    repeat: int = 0  # which of `repeats`, from 0
+    repeats: int = 1
+
+    def label(self, target):
+        if self.rate is not None:
+            return f"{target.label} {self.route.label} at {self.rate:g} req/s"
+        label = f"{target.label} {self.route.label}, {self.connections} connections"
+        if self.repeats > 1:
+            label += f", run {self.repeat + 1}/{self.repeats}"
+        return label
+
+
+@dataclass
+class Context:
+    """What a mode's measure() reads besides its step: the run's database,
+    its options and its log."""
+
+    db: object
+    options: object
+    log: object
+
+
+def every_app(step):
+    """A round in which every app takes the same step."""
+    return lambda target: step
+
+
+def rotation(items, turn):
+    """items in this turn's order: each takes every place in len(items) turns."""
+    shift = turn % len(items) if items else 0
+    return items[shift:] + items[:shift]
+
+
+def measure_in_rotation(rounds, measured, mode, context, progress, say):
+    """[(target, step, report, turn, place)] of every round (a function
+    target -> its Step, or None where it has none), each app measured by
+    mode.measure(target, step, context), described by mode.describe(report). An app
+    whose run fails is marked failed and left out of the rounds after."""
+    done = []
+    for turn, steps in enumerate(rounds):
+        for place, target in enumerate(rotation(measured, turn)):
+            step = steps(target) if target.measurable else None
+            if step is None:
+                continue
+            progress.step(step.kind, step.label(target))
+            try:
+                report = mode.measure(target, step, context)
+            except FAILURES as error:
+                say(f"  {target.label} FAILED: {error}")
+                target.fail(f"{type(error).__name__}: {error}")
+                continue
+            say(f"    {mode.describe(report)}")
+            done.append((target, step, report, turn, place))
+    return done

@@ -1,0 +1,72 @@
+"""Each app's production server, read from its serve.sh, the one description
+of it: the program it execs and the options it passes, the worker processes
+it runs for a CPU budget (serve.sh's own default, evaluated by sh with nproc
+answering the budget), whether a request holds its worker while it waits on
+Postgres (gunicorn's sync worker does), and the distributions it runs on."""
+
+import functools
+import os
+import shlex
+import subprocess
+from dataclasses import dataclass
+
+from tools import ROOT
+
+# Sanic's server runs on uvloop and httptools (dependencies of sanic), which
+# its serve.sh need not name; gunicorn and uvicorn say theirs in their options.
+RUNS_ON = {"sanic": ("uvloop", "httptools")}
+# What each app's db.py imports to reach Postgres -> the distribution.
+DRIVERS = {"import asyncpg": "asyncpg", "common.pool_wrapper": "psycopg2-binary"}
+
+
+@dataclass(frozen=True)
+class Production:
+    app: str
+    argv: tuple  # the words serve.sh execs, as written (variables unexpanded)
+
+    def option(self, name):
+        """The value serve.sh gives option name, or None."""
+        words = list(self.argv)
+        return words[words.index(name) + 1] if name in words else None
+
+    @property
+    def program(self):
+        return self.argv[0]
+
+    @property
+    def holds_thread(self):
+        """Whether a request holds its worker process while it waits on Postgres."""
+        return self.option("--worker-class") == "sync"
+
+    def workers(self, cores):
+        """serve.sh's worker count when nproc says cores (WEB_WORKERS unset)."""
+        return evaluated(self.option("--workers"), cores)
+
+    @property
+    def packages(self):
+        """The distributions it runs on: framework, server, loop and parser, driver."""
+        names = [self.app, self.program, self.option("--loop"), self.option("--http")]
+        names += RUNS_ON.get(self.program, ())
+        names.append(driver(self.app))
+        return list(dict.fromkeys(name for name in names if name))
+
+
+@functools.cache
+def evaluated(expression, cores):
+    script = f"nproc() {{ echo {cores}; }}; echo {expression}"
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}  # no WEB_WORKERS
+    completed = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True)
+    return int(completed.stdout)
+
+
+def driver(app):
+    text = (ROOT / f"{app}_app" / "db.py").read_text()
+    return next(name for marker, name in DRIVERS.items() if marker in text)
+
+
+@functools.cache
+def read(app):
+    """The Production of app's serve.sh: the words of its exec line."""
+    text = (ROOT / f"{app}_app" / "serve.sh").read_text().replace("\\\n", " ")
+    [line] = [line for line in text.splitlines() if line.strip().startswith("exec ")]
+    return Production(app, tuple(shlex.split(line)[1:]))
