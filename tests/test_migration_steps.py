@@ -1,8 +1,9 @@
-"""The migration guide's path ships at every step: docs/migration/step1.patch
-... step4.patch, applied in order to a copy of flask_app/, end at quart_app/
-byte for byte, and each state before the last serves the contract (every case
-of tests/test_contract.py: status, body, database state) under its real server
-(gunicorn's ASGI worker, serve.sh of that step), on the real Postgres."""
+"""Every state of the code that docs/migration.md offers ships: the four steps
+(docs/migration/step1.patch ... step4.patch, applied in order to a copy of
+flask_app/) end at quart_app/ byte for byte, and each state before the last,
+and each alternative of docs/examples/ (flask_async.patch, quart_psycopg.patch),
+serves the contract (every case of tests/test_contract.py: status, body,
+database state) under its own serve.sh, on the real Postgres."""
 
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import sys
 import pytest
 
 from db import embedded
-from tests.test_contract import (  # noqa: F401 (collected here, against each step)
+from tests.test_contract import (  # noqa: F401 (collected here, against each state)
     test_chunked_body_too_large,
     test_errors,
     test_get_film,
@@ -24,9 +25,17 @@ from tools import ROOT
 from tools.serve import AppNotStarted, running
 
 STEPS = ROOT / "docs" / "migration" / "steps.sh"
-# The step's own quart_app/ comes first on sys.path (gunicorn puts its working
-# directory there); the project's common/ is found through PYTHONPATH.
-COMMAND = ["sh", "-c", 'cd "$STEP_DIR" && exec sh quart_app/serve.sh']
+# tree (a folder made by steps.sh expand), package: the states the guide offers
+STATES = {
+    "step1": "quart_app",
+    "step2": "quart_app",
+    "step3": "quart_app",
+    "flask-async": "flask_app",
+    "quart-psycopg": "quart_psycopg",
+}
+# The tree's package comes first on sys.path (gunicorn and uvicorn put their
+# working directory there); the project's common/ is found through PYTHONPATH.
+COMMAND = ["sh", "-c", 'cd "$TREE" && exec sh "$PACKAGE/serve.sh"']
 
 
 def files(directory):
@@ -38,42 +47,48 @@ def files(directory):
 
 
 @pytest.fixture(scope="module")
-def steps(tmp_path_factory):
-    """A directory holding step0/quart_app (flask_app's copy) ... step4/quart_app."""
+def trees(tmp_path_factory):
+    """step0/quart_app (flask_app's copy) ... step4/quart_app, and the alternatives."""
     directory = tmp_path_factory.mktemp("migration")
     subprocess.run(["bash", str(STEPS), "expand", str(directory)], check=True)
     return directory
 
 
-def test_the_steps_end_at_quart_app(steps):
-    assert files(steps / "step4" / "quart_app") == files(ROOT / "quart_app")
+def test_the_steps_end_at_quart_app(trees):
+    assert files(trees / "step4" / "quart_app") == files(ROOT / "quart_app")
 
 
-def test_the_steps_start_from_flask_app(steps):
-    assert files(steps / "step0" / "quart_app") == files(ROOT / "flask_app")
+def test_the_steps_start_from_flask_app(trees):
+    assert files(trees / "step0" / "quart_app") == files(ROOT / "flask_app")
 
 
-@pytest.fixture(scope="module", params=[1, 2, 3], ids=lambda step: f"step{step}")
-def server(request, steps, database_url, tmp_path_factory):
-    """The app as step N leaves it, under that step's serve.sh, two workers."""
+@pytest.mark.parametrize("tree", STATES)
+def test_every_state_is_lint_clean(trees, tree):
+    """They are code a team ships: the project's own ruff rules hold."""
+    package = trees / tree / STATES[tree]
+    for command in (["check"], ["format", "--check"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, "--config", ROOT / "pyproject.toml", package],
+            capture_output=True,
+            text=True,
+        )
+        assert result.returncode == 0, f"{tree}: ruff {command[0]}\n{result.stdout}"
+
+
+@pytest.fixture(scope="module", params=STATES)
+def server(request, trees, database_url, tmp_path_factory):
+    """The app in that state, under its own serve.sh, two workers."""
     port = embedded.free_port()
-    log = tmp_path_factory.mktemp("logs") / f"step{request.param}-{port}.log"
-    settings = {"step_dir": steps / f"step{request.param}", "pythonpath": ROOT, "web_workers": 2}
+    log = tmp_path_factory.mktemp("logs") / f"{request.param}-{port}.log"
+    settings = {
+        "tree": trees / request.param,
+        "package": STATES[request.param],
+        "pythonpath": ROOT,
+        "web_workers": 2,
+    }
+    app = "flask" if STATES[request.param] == "flask_app" else "quart"  # for the log only
     try:
-        with running("quart", port, database_url, log, command=COMMAND, **settings) as server:
+        with running(app, port, database_url, log, command=COMMAND, **settings) as server:
             yield server
     except AppNotStarted as error:
         pytest.fail(str(error))
-
-
-def test_every_step_is_lint_clean(steps):
-    """The steps are code a team ships: the project's own ruff rules hold."""
-    for step in (1, 2, 3):
-        tree = steps / f"step{step}" / "quart_app"
-        for command in (["check"], ["format", "--check"]):
-            result = subprocess.run(
-                [sys.executable, "-m", "ruff", *command, "--config", ROOT / "pyproject.toml", tree],
-                capture_output=True,
-                text=True,
-            )
-            assert result.returncode == 0, f"step{step}: ruff {command[0]}\n{result.stdout}"

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# The migration's four steps (docs/migration.md) as working trees, and back.
+# The migration's four steps (docs/migration.md), and the two alternatives of
+# docs/examples/, as working trees, and back to patches.
 #
-#   bash docs/migration/steps.sh expand DIR   # DIR/step0 ... DIR/step4
-#   bash docs/migration/steps.sh diff DIR     # rewrite step1.patch ... step4.patch
+#   bash docs/migration/steps.sh expand DIR   # the trees below, in DIR
+#   bash docs/migration/steps.sh diff DIR     # rewrite the patches from them
 #
 # expand: DIR/step0/quart_app is a copy of flask_app/; each DIR/stepN/quart_app
-# is step N-1's with docs/migration/stepN.patch applied. Edit those trees (say,
-# after flask_app/ or quart_app/ changed), then `diff` writes the patches back
-# from them. tests/test_migration_steps.py checks that step4 is quart_app/.
+# is step N-1's with docs/migration/stepN.patch applied. DIR/flask-async and
+# DIR/quart-psycopg are flask_app/ (renamed for the second) with
+# docs/examples/<name>.patch applied, beside the untouched copy <name>.orig.
+# Edit those trees (say, after flask_app/ or quart_app/ changed), then `diff`
+# writes the patches back from them. tests/test_migration_steps.py checks
+# that step4 is quart_app/, and runs the contract suite against the others.
 set -Eeuo pipefail
 
 usage() {
@@ -19,32 +23,60 @@ USAGE
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+examples="$root/docs/examples"
 steps=(1 2 3 4)
+# example name, and the package name flask_app/ takes in it
+alternatives=("flask-async flask_app" "quart-psycopg quart_psycopg")
+
+copy_flask_app() {
+    mkdir -p "$1"
+    cp -R "$root/flask_app" "$1/$2"
+    rm -rf "$1/$2/__pycache__"
+}
+
+apply() {
+    patch --quiet --batch --forward -p1 -d "$1" < "$2"
+}
 
 expand() {
-    local dir="$1"
-    mkdir -p "$dir/step0"
-    cp -R "$root/flask_app" "$dir/step0/quart_app"
-    rm -rf "$dir/step0/quart_app/__pycache__"
+    local dir="$1" name package
+    copy_flask_app "$dir/step0" quart_app
     for step in "${steps[@]}"; do
         cp -R "$dir/step$((step - 1))" "$dir/step$step"
-        patch --quiet --batch --forward -p1 -d "$dir/step$step" < "$here/step$step.patch"
+        apply "$dir/step$step" "$here/step$step.patch"
+    done
+    for alternative in "${alternatives[@]}"; do
+        read -r name package <<< "$alternative"
+        copy_flask_app "$dir/$name.orig" "$package"
+        cp -R "$dir/$name.orig" "$dir/$name"
+        apply "$dir/$name" "$examples/${name//-/_}.patch"
     done
 }
 
 # A unified diff with neither timestamps nor `diff` command lines: the same
 # text whenever it is regenerated, applied with `patch -p1`.
 write_diff() {
-    local dir="$1" step="$2"
+    local dir="$1" old="$2" new="$3" patch_file="$4"
     (
         cd "$dir"
-        diff -ruN -x __pycache__ "step$((step - 1))" "step$step" || [[ $? -eq 1 ]]
-    ) | sed -E -e '/^diff /d' -e 's/^((---|\+\+\+) [^\t]+)\t.*$/\1/' > "$here/step$step.patch"
+        diff -ruN -x __pycache__ "$old" "$new" || [[ $? -eq 1 ]]
+    ) | sed -E -e '/^diff /d' -e 's/^((---|\+\+\+) [^\t]+)\t.*$/\1/' > "$patch_file"
+}
+
+write_diffs() {
+    local dir="$1" name package
+    for step in "${steps[@]}"; do
+        write_diff "$dir" "step$((step - 1))" "step$step" "$here/step$step.patch"
+    done
+    for alternative in "${alternatives[@]}"; do
+        read -r name package <<< "$alternative"
+        write_diff "$dir" "$name.orig" "$name" "$examples/${name//-/_}.patch"
+    done
 }
 
 [[ $# -eq 2 ]] || usage
 case "$1" in
     expand) expand "$2" ;;
-    diff) for step in "${steps[@]}"; do write_diff "$2" "$step"; done ;;
+    diff) write_diffs "$2" ;;
     *) usage ;;
 esac
