@@ -1,0 +1,66 @@
+"""A client that disconnects while its POST /reviews/ waits on the database
+(docs/migration.md, "A client that disconnects"). The review table is locked,
+so the INSERT waits; the client closes its socket. Under uvicorn (Quart) and
+Sanic's server the handler's task is cancelled: asyncpg cancels the statement
+and the transaction rolls back, nothing is stored. A gunicorn sync worker
+(Flask, Falcon) does not notice until it writes the answer: the INSERT goes
+on once the lock is released, and commits. Neither breaks the contract (the
+client got no answer, so no 201 promised a row); the difference is what a
+retry finds. Each wait below is polled, bounded well inside the statement
+timeout (DATABASE_TIMEOUT, 5 s), which would cancel the INSERT by itself."""
+
+import json
+import socket
+import time
+import urllib.parse
+
+import psycopg2
+import pytest
+
+from tests.corpus import REVIEW
+from tests.helpers import query
+
+STORED = {"flask": 1, "falcon": 1, "quart": 0, "sanic": 0}
+WAITING_INSERT = """SELECT count(*) FROM pg_stat_activity
+                     WHERE query LIKE 'INSERT INTO review%%' AND state = 'active'"""
+
+
+def wait_until(condition, timeout):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def waiting(db):
+    return query(db, WAITING_INSERT)[0][0]
+
+
+def post_and_disconnect(url, until):
+    """Send a review, wait until `until()` holds, close the socket unanswered."""
+    address = urllib.parse.urlsplit(url)
+    body = json.dumps(REVIEW).encode()
+    head = f"POST /reviews/ HTTP/1.1\r\nHost: {address.netloc}\r\n"
+    head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    with socket.create_connection((address.hostname, address.port), timeout=5) as client:
+        client.sendall(head.encode() + body)
+        assert wait_until(until, 3), "the INSERT never waited on the lock"
+
+
+def test_a_disconnected_insert(server, db, database_url):
+    if server.app not in STORED:
+        pytest.skip(f"no expectation for {server.app}")
+    lock = psycopg2.connect(database_url)
+    try:
+        with lock.cursor() as cursor:
+            cursor.execute("LOCK TABLE review IN ACCESS EXCLUSIVE MODE")
+        post_and_disconnect(server.url, lambda: waiting(db) == 1)
+        cancelled = wait_until(lambda: waiting(db) == 0, 2)
+        assert cancelled == (STORED[server.app] == 0)
+    finally:
+        lock.commit()  # the lock goes; a waiting INSERT goes on
+        lock.close()
+    assert wait_until(lambda: waiting(db) == 0, 3)
+    assert len(query(db, "SELECT review_id FROM review")) == STORED[server.app]
