@@ -2,9 +2,10 @@
 
 Shared by tests/test_docs.py (README.md, docs/results.md) and
 tests/test_migration_guide.py (docs/migration.md). The conventions:
-- a link whose text holds numbers, [2,117 req/s](results/2026-11-23-all-both.md),
-  quotes them from the file it links (a link whose text is `code`, the file's
-  name, quotes nothing);
+- a link whose text holds numbers, [2,117 req/s](results/2026-11-23-all-both.md)
+  or [2,117][a] with a line "[a]: results/2026-11-23-all-both.md" (a reference,
+  which keeps a table of links narrow), quotes them from the file it links
+  (a link whose text is `code`, the file's name, quotes nothing);
 - a section (from one "## " heading to the next) that links reports under
   docs/results/ takes every number in its tables' rows from those reports;
 - a paragraph that links reports under docs/results/ takes the numbers of its
@@ -27,6 +28,8 @@ from bench.report.markdown import markdown as rendered
 
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 LINK = re.compile(r"\[([^\]]*)\]\(([^)\s#]*)(#[^)\s]*)?\)")
+REFERENCE_LINK = re.compile(r"\[([^\]]*)\]\[([^\]]+)\]")
+DEFINITION = re.compile(r"^\[([^\]]+)\]: ([^\s#]+)(#\S*)?$", re.MULTILINE)
 FENCED = re.compile(r"^```.*?^```$", re.MULTILINE | re.DOTALL)
 SECTION = re.compile(r"^## ", re.MULTILINE)
 SEPARATOR = re.compile(r"\|[\-:| ]+")
@@ -66,8 +69,13 @@ def divides_out(ratio, top, bottom):
 
 
 def links(markdown):
-    """(text, target, #anchor or "") of every link outside fenced code."""
-    return LINK.findall(FENCED.sub("", markdown))
+    """(text, target, #anchor or "") of every link outside fenced code, inline
+    or by reference (resolved by its definition line)."""
+    text = FENCED.sub("", markdown)
+    targets = {label: (target, anchor) for label, target, anchor in DEFINITION.findall(text)}
+    return LINK.findall(text) + [
+        (link, *targets[label]) for link, label in REFERENCE_LINK.findall(text) if label in targets
+    ]
 
 
 def sections(markdown):
@@ -180,7 +188,7 @@ def unquoted_prose_numbers(markdown, folder):
         if paragraph.startswith("|") or not paths:
             continue
         checked += 1
-        prose = re.sub(r"\]\([^)]*\)", "]", re.sub(r"`[^`]*`", "", paragraph))
+        prose = re.sub(r"\]\([^)]*\)", "]", re.sub(r"`[^`]*`", "", DEFINITION.sub("", paragraph)))
         source_text = "\n".join(source(path) for path in paths if path.is_file())
         if absent := missing(prose, source_text):
             problems.append(f"{paragraph[:60]}...: {[str(n) for n in absent]}")

@@ -2,13 +2,18 @@
 
 Its conventions, checked here (fast: no server, no database):
 - a fenced block right after a line "`path`:" appears verbatim in that file;
-- a ```diff block (--- old, +++ new, hunks after @@ lines) is a piece of the
-  real diff: each hunk's old side (context and - lines) appears verbatim in the
-  old file, its new side (context and + lines) in the new one;
+  so an excerpt of a step's patch (`docs/migration/step1.patch`:) is in the
+  patch, which tests/test_migration_steps.py checks against quart_app/;
+- a ```diff block with no such line (--- old, +++ new, hunks after @@ lines)
+  is a piece of the real diff: each hunk's old side (context and - lines)
+  appears verbatim in the old file, its new side (context and + lines) in the
+  new one;
 - every number quoted is a link to the committed results file it comes from,
-  [2,117 req/s](results/2026-11-23-all-both.md), and appears in that file (a
-  link whose text is `code`, the file's name, quotes nothing): tests/quoted.py,
-  shared with the README's and docs/results.md's checks.
+  [2,117 req/s](results/2026-11-23-all-both.md) or [2,117][a] with a line
+  "[a]: results/2026-11-23-all-both.md", and appears in that file (a link
+  whose text is `code`, the file's name, quotes nothing): tests/quoted.py,
+  shared with the README's and docs/results.md's checks;
+- no line is over 100 characters, and every #anchor names a heading.
 """
 
 import re
@@ -58,9 +63,15 @@ def test_file_excerpts_are_the_code():
         assert excerpt in (ROOT / path).read_text(), f"not verbatim in {path}:\n{excerpt}"
 
 
+def test_every_step_is_quoted():
+    quoted = {path for path, _ in FENCE.findall(guide())}
+    for step in (1, 2, 3, 4):
+        assert f"docs/migration/step{step}.patch" in quoted
+
+
 def test_diff_excerpts_are_the_diff():
-    diffs = DIFF.findall(guide())
-    assert len(diffs) >= 8
+    excerpts = {excerpt for _, excerpt in FENCE.findall(guide())}
+    diffs = [diff for diff in DIFF.findall(guide()) if diff not in excerpts]
     for diff in diffs:
         old_path, new_path, sides = hunks(diff)
         old_file, new_file = (ROOT / old_path).read_text(), (ROOT / new_path).read_text()
@@ -68,6 +79,12 @@ def test_diff_excerpts_are_the_diff():
         for old, new in sides:
             assert old in old_file, f"not verbatim in {old_path}:\n{old}"
             assert new in new_file, f"not verbatim in {new_path}:\n{new}"
+
+
+def test_the_guide_reads_in_source():
+    """Prose wrapped, tables kept narrow: no line over 100 characters."""
+    long = [line for line in guide().splitlines() if len(line) > 100]
+    assert not long, long
 
 
 def test_quoted_numbers_are_in_the_results_they_link():
@@ -92,3 +109,16 @@ def test_quoted_numbers_are_in_the_results_they_link():
 )
 def test_hunks_reads_both_sides(diff, old, new):
     assert hunks(diff)[2][0] == (old, new)
+
+
+def slug(heading):
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to -."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_links_within_the_guide_have_a_heading():
+    text = guide()
+    anchors = {slug(heading) for heading in re.findall(r"^#+ (.*)$", text, re.MULTILINE)}
+    anchored = re.findall(r"\]\(#([^)]+)\)", text)
+    assert anchored
+    assert set(anchored) <= anchors, sorted(set(anchored) - anchors)

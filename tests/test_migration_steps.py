@@ -5,6 +5,7 @@ and each alternative of docs/examples/ (flask_async.patch, quart_psycopg.patch),
 serves the contract (every case of tests/test_contract.py: status, body,
 database state) under its own serve.sh, on the real Postgres."""
 
+import difflib
 import subprocess
 import sys
 
@@ -60,6 +61,26 @@ def test_the_steps_end_at_quart_app(trees):
 
 def test_the_steps_start_from_flask_app(trees):
     assert files(trees / "step0" / "quart_app") == files(ROOT / "flask_app")
+
+
+def changed_lines(old, new):
+    """Lines added plus removed from package old to package new, blank ones too."""
+    count = 0
+    for name in sorted({path.name for path in [*old.iterdir(), *new.iterdir()]} - {"__pycache__"}):
+        before = (old / name).read_text().splitlines() if (old / name).exists() else []
+        after = (new / name).read_text().splitlines() if (new / name).exists() else []
+        diff = difflib.unified_diff(before, after, lineterm="", n=0)
+        count += sum(1 for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+    return count
+
+
+def test_the_guide_states_the_diff_sizes(trees):
+    """psycopg 3 against asyncpg, in lines changed from flask_app/."""
+    guide = " ".join((ROOT / "docs" / "migration.md").read_text().split())
+    psycopg = changed_lines(ROOT / "flask_app", trees / "quart-psycopg" / "quart_psycopg")
+    asyncpg = changed_lines(ROOT / "flask_app", ROOT / "quart_app")
+    assert f"`flask_app/` is {psycopg} changed lines" in guide
+    assert f"`quart_app/`'s is {asyncpg}" in guide
 
 
 @pytest.mark.parametrize("tree", STATES)
