@@ -122,3 +122,9 @@ def test_links_within_the_guide_have_a_heading():
     anchored = re.findall(r"\]\(#([^)]+)\)", text)
     assert anchored
     assert set(anchored) <= anchors, sorted(set(anchored) - anchors)
+
+
+def test_reference_links_are_read():
+    text = "[1,918][a] and [2][b], [3](results/c.md)\n\n[a]: results/a.md\n"
+    found = sorted((link, target) for link, target, _ in links(text))
+    assert found == [("1,918", "results/a.md"), ("3", "results/c.md")]
