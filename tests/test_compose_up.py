@@ -372,7 +372,9 @@ def test_stop_under_writes_loses_nothing_and_exits_in_time(stack, app):
         [[rows]] = query(connection, "SELECT count(*) FROM review WHERE film_id = %s", film_id)
     finally:
         connection.close()
-    assert container["State"] == "exited" and container["ExitCode"] == 0, container
+    if container["State"] != "exited" or container["ExitCode"] != 0:
+        logs = stack.compose("logs", "--no-color", "--tail", "60", app, check=False).stdout
+        pytest.fail(f"{app} stopped as {container}:\n{logs[-6000:]}")
     assert took < STOP_GRACE, f"{app} took {took:.1f} s to stop"
     created = outcomes.count(201)
     assert created > 0 and not [o for o in outcomes if isinstance(o, int) and o >= 500], outcomes
