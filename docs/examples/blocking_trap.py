@@ -94,16 +94,16 @@ def concurrent(port, view, clients=CLIENTS):
 
 
 @contextmanager
-def serving():
-    """Yield the port of this app under uvicorn, one worker; stop it on exit."""
+def served(command):
+    """Yield the free port that command(port), a server's argv, listens on
+    once /health answers; stop the server on exit."""
     from db.embedded import free_port
     from tools import ROOT
     from tools.serve import stop, wait_healthy
 
     port = free_port()
-    command = [sys.executable, "-m", "uvicorn", f"{__spec__.name}:app", "--port", str(port)]
     process = subprocess.Popen(
-        [*command, "--host", "127.0.0.1", "--workers", "1", "--no-access-log"],
+        command(port),
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -114,6 +114,16 @@ def serving():
         yield port
     finally:
         stop(process)
+
+
+@contextmanager
+def serving():
+    """Yield the port of this app under uvicorn, one worker; stop it on exit."""
+    uvicorn = [sys.executable, "-m", "uvicorn", f"{__spec__.name}:app", "--host", "127.0.0.1"]
+    with served(
+        lambda port: [*uvicorn, "--port", str(port), "--workers", "1", "--no-access-log"]
+    ) as port:
+        yield port
 
 
 def measure(port, repeat=3):

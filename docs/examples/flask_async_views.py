@@ -18,13 +18,12 @@ tests/test_flask_async_views.py runs the same measurement, with wide margins.
 
 import asyncio
 import statistics
-import subprocess
 import sys
 from contextlib import contextmanager
 
 from flask import Flask
 
-from docs.examples.blocking_trap import concurrent, get, quick_behind
+from docs.examples.blocking_trap import concurrent, get, quick_behind, served
 from docs.examples.report import print_report
 
 SLEEP = 0.5  # seconds each awaited wait takes
@@ -56,24 +55,11 @@ def health():
 @contextmanager
 def serving():
     """Yield the port of this app under gunicorn, one sync worker; stop it on exit."""
-    from db.embedded import free_port
-    from tools import ROOT
-    from tools.serve import stop, wait_healthy
-
-    port = free_port()
-    command = [sys.executable, "-m", "gunicorn", f"{__spec__.name}:app", "--workers", "1"]
-    process = subprocess.Popen(
-        [*command, "--worker-class", "sync", "--bind", f"127.0.0.1:{port}"],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        wait_healthy(process, f"http://127.0.0.1:{port}", timeout=30)
+    gunicorn = [sys.executable, "-m", "gunicorn", f"{__spec__.name}:app", "--workers", "1"]
+    with served(
+        lambda port: [*gunicorn, "--worker-class", "sync", "--bind", f"127.0.0.1:{port}"]
+    ) as port:
         yield port
-    finally:
-        stop(process)
 
 
 def measure(port, repeat=3):
