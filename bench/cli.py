@@ -14,12 +14,15 @@ from bench.options import (
     env_setting,
     int_list,
     pin_spec,
+    positive,
     rate_list,
     seconds,
 )
 from bench.routes import ROUTES
 from bench.run import run
 from bench.stack import targets
+from bench.stack.budget import DEFAULT_CONNECTIONS
+from bench.stack.deployments import NoThreads
 from bench.stack.servers import PRODUCTION, SERVERS
 from tools import proxy
 from tools.serve import APPS
@@ -119,14 +122,25 @@ def parser():
     )
     p.add_argument(
         "--workers",
-        type=int,
+        type=positive,
         help="worker processes for every app (default: the deployment's, per CPU budget)",
     )
     p.add_argument(
-        "--pool-size",
-        type=int,
-        default=20,
-        help="database connections per worker process (default 20)",
+        "--worker-threads",
+        type=positive,
+        metavar="N",
+        help="threads per worker process, for every server that has them (gunicorn's "
+        "gthread, and the sync worker of Flask's and Falcon's serve.sh, which becomes gthread; "
+        "waitress, Twisted, Granian's blocking threads); a server named with --server that has "
+        "none refuses it; an event loop's serve.sh runs as it is",
+    )
+    p.add_argument(
+        "--db-connections",
+        type=positive,
+        metavar="N",
+        help="database connections each app may hold, split across its processes by what "
+        "each can use: a sync worker 1, a threaded one its threads, an event loop an equal "
+        f"share (default {DEFAULT_CONNECTIONS}, lowered to fit a Postgres of yours)",
     )
     p.add_argument(
         "--env",
@@ -217,7 +231,8 @@ def main(argv=None):
         timeout=args.timeout,
         repeat=args.repeat,
         workers=args.workers,
-        pool_size=args.pool_size,
+        worker_threads=args.worker_threads,
+        db_connections=args.db_connections,
         env=dict(args.env),
         database_url=args.database_url,
         target=args.target,
@@ -232,6 +247,10 @@ def main(argv=None):
     )
     if not args.target and not targets.pairs(options):
         sys.exit("none of these apps runs under the servers named (WSGI or ASGI: see --help)")
+    try:
+        targets.connections_needed(options, DEFAULT_CONNECTIONS)  # every app's shape, checked
+    except NoThreads as error:
+        sys.exit(f"--worker-threads: {error}")
     try:
         run(options)
     except BenchmarkError as error:

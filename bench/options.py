@@ -22,7 +22,8 @@ class Options:
     timeout: int
     repeat: int
     workers: int | None
-    pool_size: int
+    worker_threads: int | None  # threads per process, where the server has them
+    db_connections: int | None  # each app's connection budget (None: the default, fitted)
     env: dict
     database_url: str | None
     target: str | None
@@ -103,8 +104,35 @@ def pin_spec(text):
     return dict(zip(("app", "db", "load"), parts, strict=True))
 
 
+# What the harness sets itself: given through --env, the report would state
+# a configuration that did not run.
+OWN_SETTINGS = {
+    "WEB_WORKERS": "--workers",
+    "POOL_MAX_SIZE": "--db-connections",
+    "POOL_MIN_SIZE": "--db-connections",
+}
+GUNICORN_CONCURRENCY = re.compile(r"(^|\s)(--threads|--workers|-w|--worker-class|-k)\b")
+
+
 def env_setting(text):
     name, equals, value = text.partition("=")
     if not equals or not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
         raise argparse.ArgumentTypeError(f"--env wants NAME=VALUE, not {text!r}")
+    if name in OWN_SETTINGS:
+        raise argparse.ArgumentTypeError(f"--env {name}: use {OWN_SETTINGS[name]}")
+    if name == "GUNICORN_CMD_ARGS" and GUNICORN_CONCURRENCY.search(value):
+        raise argparse.ArgumentTypeError(
+            "--env GUNICORN_CMD_ARGS: set processes and threads with --workers and "
+            "--worker-threads (or --server), so that the report states what ran"
+        )
     return name, value
+
+
+def positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
+    return value

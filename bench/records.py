@@ -85,10 +85,14 @@ class AppRun:
     proxy: str | None = None  # nginx's version when behind it
     reason: str | None = None
     server_command: str | None = None
-    workers: int | None = None
-    threads: int | None = None
+    workers: int | None = None  # worker processes, counted in its process tree
+    threads: int | None = None  # per process, as configured
     in_flight: int | None = None  # requests it can have waiting on Postgres at once
-    pool_size: int | None = None
+    pool_size: int | None = None  # connections per process
+    db_connections: int | None = None  # the app's budget (--db-connections)
+    worker_class: str | None = None  # gunicorn's, as its log states it
+    os_threads: int | None = None  # the most OS threads a worker ran, after a run
+    differs: str | None = None  # where what ran is not what was asked
     settings: dict = field(default_factory=dict)
     log: str | None = None
     db_delay_ms: float = 0.0

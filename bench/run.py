@@ -21,6 +21,7 @@ from bench.report.markdown import markdown
 from bench.rotation import Context, measure_in_rotation
 from bench.routes import ROUTES
 from bench.stack import database, environment, extras, targets
+from bench.stack.budget import DEFAULT_CONNECTIONS, fitting
 from bench.stack.database import SPARE_CONNECTIONS
 from bench.stack.delay_proxy import Launched
 from bench.stack.processes import pinned_database
@@ -32,12 +33,14 @@ EMBEDDED_DATABASE = "benchmark"  # its own database: the benchmark empties revie
 
 @dataclass
 class Database:
-    """The run's database: its URL, an autocommit connection and its settings;
-    all None/empty when a --target's database is not given."""
+    """The run's database: its URL, an autocommit connection, its settings and
+    each app's connection budget; all None/empty when a --target's database
+    is not given."""
 
     url: str | None = None
     connection: object = None
     settings: dict | None = None
+    budget: int | None = None  # connections each app may hold (--db-connections)
 
     def reset_reviews(self):
         if self.connection is not None:
@@ -50,6 +53,24 @@ class Database:
             database.reset_reviews(self.connection)
 
 
+def connection_budget(options, connection=None):
+    """(each app's budget, connections the run needs). Against a Postgres of
+    the user's (connection given), an unasked budget is lowered until every
+    app started at once fits in what it accepts beside its other clients."""
+    budget = options.db_connections or DEFAULT_CONNECTIONS
+    if connection is not None:
+        free = database.free_connections(connection) - SPARE_CONNECTIONS
+        budget = fitting(free, len(targets.pairs(options)), options.db_connections)
+        if budget is None:
+            raise BenchmarkError(
+                f"Postgres accepts {free + SPARE_CONNECTIONS} more connections (max_connections "
+                f"less its reserved and open ones); {len(targets.pairs(options))} apps started "
+                f"at once with {options.db_connections} each, + {SPARE_CONNECTIONS} spare, do "
+                "not fit. Lower --db-connections or run fewer apps at once."
+            )
+    return budget, targets.connections_needed(options, budget) + SPARE_CONNECTIONS
+
+
 @contextlib.contextmanager
 def opened_database(options):
     """Yield the Database: --database-url / DATABASE_URL, else the embedded
@@ -58,11 +79,11 @@ def opened_database(options):
         say("no --database-url with --target: the nothing-lost check is skipped")
         yield Database()
         return
-    needed = 0 if options.target else targets.connections_needed(options) + SPARE_CONNECTIONS
     with contextlib.ExitStack() as stack:
         try:
             url = options.database_url
             if not options.target:  # the target's database is its own: not loaded here
+                needed = connection_budget(options)[1]
                 url = stack.enter_context(
                     sample_database(EMBEDDED_DATABASE, url, max_connections=max(needed, 100))
                 )
@@ -75,14 +96,12 @@ def opened_database(options):
             raise BenchmarkError(f"database unusable: {str(error).strip()}") from None
         stack.callback(connection.close)
         settings = database.server_settings(connection)
-        if int(settings["max_connections"]) < needed:
-            raise BenchmarkError(
-                f"Postgres allows {settings['max_connections']} connections; this run needs "
-                f"{needed} (every app's workers x pool size, + spare). Raise max_connections "
-                "(PG_MAX_CONNECTIONS for the embedded server, which must then be restarted) "
-                "or lower --workers / --pool-size."
-            )
-        yield Database(url, connection, settings)
+        budget = None
+        if not options.target:  # the embedded server was started with room for all
+            budget = connection_budget(options, options.database_url and connection)[0]
+            if options.db_connections is None and budget < DEFAULT_CONNECTIONS:
+                say(f"each app gets {budget} database connections: all Postgres has room for")
+        yield Database(url, connection, settings, budget)
 
 
 def start_targets(stack, options, db, delay, progress, log_dir, stamp):
@@ -94,7 +113,7 @@ def start_targets(stack, options, db, delay, progress, log_dir, stamp):
     for app, deployment in targets.pairs(options):
         target = targets.new_target(app, deployment, delay)
         progress.step("start", f"start {target.label}")
-        targets.start(stack, options, target, db.url, log_dir, stamp)
+        targets.start(stack, options, target, db.url, log_dir, stamp, db.budget)
         started.append(target)
     return started
 
@@ -185,6 +204,7 @@ def measure_at(delay, context, routes, progress, results_dir, stamp):
             rounds = open_loop.rounds(options, peaks, measured, routes)
             done = measure_in_rotation(rounds, measured, open_loop, context, progress, say)
             rates = open_loop.collect(done, measured)
+        targets.read_back_all(measured)
     return ceilings, started, peaks, rates
 
 

@@ -85,7 +85,8 @@ def options(**changes):
         timeout=10,
         repeat=5,
         workers=None,
-        pool_size=20,
+        worker_threads=None,
+        db_connections=None,
         env={},
         database_url=None,
         target=None,
@@ -114,8 +115,10 @@ def test_the_plan_counts_every_run_start_and_ceiling():
 
 
 def test_every_pool_of_every_app_started_at_once_fits():
-    # 2 cores pinned: article 1 + 1 workers, tuned 5 (flask sync) + 2 (quart).
-    assert targets.connections_needed(options()) == (1 + 1 + 5 + 2) * 20
+    # 2 cores pinned, a budget of 20 each: article Flask, 1 gevent worker whose
+    # psycopg2 blocks it (1 connection), Quart 1 event loop (20); tuned Flask
+    # 5 sync workers (1 each), Quart 2 event loops (10 each).
+    assert targets.connections_needed(options(), 20) == 1 + 20 + 5 + 20
 
 
 def measurement(app, rates):

@@ -6,10 +6,13 @@ import pytest
 
 from bench.routes import ROUTES
 from bench.stack import servers, verify
+from bench.stack.budget import Shape
 from db import embedded
 from tools.serve import AppNotStarted, running
 
 pytestmark = pytest.mark.slow  # starts a server per pair
+
+ONE_WORKER = Shape(processes=1, threads=2, pool=2, holds_thread=True)
 
 PAIRS = [
     (app, name)
@@ -22,7 +25,7 @@ PAIRS = [
 @pytest.mark.parametrize(("app", "name"), PAIRS, ids=[f"{a}-{n}" for a, n in PAIRS])
 def test_the_pair_serves_the_benchmarked_routes(app, name, database_url, db, tmp_path):
     port = embedded.free_port()
-    command = servers.SERVERS[name].command(app, "127.0.0.1", port, cores=2, workers=1)
+    command = servers.SERVERS[name].command(app, "127.0.0.1", port, ONE_WORKER)
     try:
         with running(app, port, database_url, tmp_path / "log", 30, command) as server:
             problems = [
@@ -41,6 +44,6 @@ def test_every_server_names_its_interface_and_workers():
         assert server.workers(2) >= 1 and all(
             "{" not in arg
             for arg in server.command(
-                "flask" if server.interface == "wsgi" else "quart", "127.0.0.1", 8000, 2
+                "flask" if server.interface == "wsgi" else "quart", "127.0.0.1", 8000, ONE_WORKER
             )
         )

@@ -50,23 +50,29 @@ def round_trips(peak):
 def bound(peak, app_run):
     """(req/s, requests in flight): what the app cannot exceed with its
     database db_delay_ms away (Little's law): the requests it can have waiting
-    on Postgres at once, the least of wrk's connections, its processes x threads
-    where a request holds its thread, and its pools, over the time each
-    request spends in round trips. None when direct or not measured."""
+    on Postgres at once (the least of wrk's connections, its processes x
+    threads where a request holds its thread, and its pools, as they ran),
+    over the time each request spends in round trips. None when direct or
+    not measured."""
     delay, trips = peak.db_delay_ms, round_trips(peak)
-    if not delay or not trips or app_run is None or not app_run.workers:
+    if not delay or not trips or app_run is None or not app_run.in_flight:
         return None
-    limits = [peak.connections, app_run.workers * app_run.pool_size]
-    if app_run.in_flight:
-        limits.append(app_run.in_flight)
-    in_flight = min(limits)
+    in_flight = min(peak.connections, app_run.in_flight)
     return in_flight / (trips * delay / 1000), in_flight
+
+
+# A measurement this far over its bound says the model is wrong (the
+# configuration it was computed from is not the one that ran), not the app.
+OVER_BOUND = 1.1
 
 
 def bound_cell(limit, requests_per_s):
     if not limit:
         return "-"
-    return f"{limit[0]:,.0f} ({limit[1]} in flight), {requests_per_s / limit[0]:.0%}"
+    reached = requests_per_s / limit[0]
+    if reached > OVER_BOUND:
+        return f"{limit[0]:,.0f} ({limit[1]} in flight): exceeded, the model is wrong"
+    return f"{limit[0]:,.0f} ({limit[1]} in flight), {reached:.0%}"
 
 
 def proxy_cpu(peaks):

@@ -106,13 +106,22 @@ def peak(target, route, connections, reports):
 
 
 def what_ran(app):
-    """One line per app: its server's command line as the kernel knew it."""
+    """One line per app: its server's command line as the kernel knew it, and
+    the processes, threads and connections read back from it."""
     line = f"- {app.app}: `{app.server_command}`"
     if app.workers:
         line += f", {app.workers} worker(s)"
-        if app.threads:
+        if app.threads and app.threads > 1:
             line += f" x {app.threads} threads"
+        if app.worker_class:
+            line += f" ({app.worker_class})"
+        if app.os_threads:
+            line += f", at most {app.os_threads} OS threads a worker"
         line += f", pool {app.pool_size}"
+        if app.db_connections:
+            line += f" of a budget of {app.db_connections}"
+    if app.differs:
+        line += f"; NOT AS ASKED: {app.differs}"
     if app.proxy:
         line += f", behind {app.proxy} (proxy/api.inc)"
     versions = ", ".join(f"{name} {v}" for name, v in app.versions.items())

@@ -125,6 +125,17 @@ def count_held(connection, name):
         return cursor.fetchone()[0]
 
 
+def free_connections(connection):
+    """The connections Postgres still accepts from ordinary users: its
+    max_connections, less those reserved for superusers and those open."""
+    return scalar(
+        connection,
+        "SELECT current_setting('max_connections')::int"
+        " - current_setting('superuser_reserved_connections')::int"
+        " - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')",
+    )
+
+
 def server_settings(connection):
     return {name: scalar(connection, f"SHOW {name}") for name in SETTINGS}
 

@@ -3,7 +3,7 @@ and how many worker processes, as a function of the app's CPU budget (the
 cores it may use): the same budget for every app.
 """
 
-from bench.stack import production
+from bench.stack import budget, production
 from bench.stack.servers import PRODUCTION, SERVERS, is_server, one
 from tools.serve import APPS
 
@@ -69,10 +69,40 @@ def workers(deployment, app, cores, override=None):
     return SERVERS[server].workers(cores)
 
 
-def settings(deployment, app, cores, workers_override=None, pool_size=20):
-    """The environment app's server gets in this deployment."""
+class NoThreads(ValueError):
+    """--worker-threads for a server that runs no threads."""
+
+
+def shape(deployment, app, cores, connections, workers_override=None, threads=None, bounced=False):
+    """The Shape (bench/stack/budget.py) app runs in, in deployment, on this
+    many cores under a budget of `connections`; threads: --worker-threads,
+    which a server named with --server refuses when it has no threads (an
+    app's own serve.sh on an event loop runs as it is: one thread)."""
+    server = server_for(deployment, app)
+    processes = workers(deployment, app, cores, workers_override)
+    if server == PRODUCTION:
+        served = production.read(app)
+        threaded, holds, default = served.threaded, served.holds_thread, 1
+        if threads and not threaded and holds:
+            raise NoThreads(f"{app}'s serve.sh runs {served.program} without threads")
+        threads = threads if threaded else None
+    else:
+        spec = SERVERS[server]
+        threaded, holds = spec.threads is not None, spec.holds_thread
+        default = spec.threads(cores) if threaded else 1
+        if threads and not threaded:
+            raise NoThreads(f"{server} runs no threads: --worker-threads does not apply to it")
+    return budget.shaped(processes, threads or default, holds, connections, bounced)
+
+
+def settings(deployment, app, shape):
+    """The environment app's server gets in this deployment, for its Shape."""
+    extra = {}
+    if server_for(deployment, app) == PRODUCTION:
+        extra = production.read(app).threads_settings(shape.threads)
     return {
-        "WEB_WORKERS": str(workers(deployment, app, cores, workers_override)),
+        "WEB_WORKERS": str(shape.processes),
         "POOL_MIN_SIZE": "0",
-        "POOL_MAX_SIZE": str(pool_size),
+        "POOL_MAX_SIZE": str(shape.pool),
+        **extra,
     }

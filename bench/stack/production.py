@@ -38,6 +38,17 @@ class Production:
         """Whether a request holds its worker process while it waits on Postgres."""
         return self.option("--worker-class") == "sync"
 
+    @property
+    def threaded(self):
+        """Whether it can run threads per process: gunicorn's sync worker
+        becomes its gthread worker when given --threads above 1, which
+        serve.sh leaves to GUNICORN_CMD_ARGS (see threads_settings)."""
+        return self.program == "gunicorn" and self.holds_thread
+
+    def threads_settings(self, threads):
+        """The environment that gives each process `threads` threads."""
+        return {"GUNICORN_CMD_ARGS": f"--threads {threads}"} if threads > 1 else {}
+
     def workers(self, cores):
         """serve.sh's worker count when nproc says cores (WEB_WORKERS unset)."""
         return evaluated(self.option("--workers"), cores)

@@ -56,25 +56,16 @@ class ServerSpec:
     # else (an event loop, green threads with a cooperative driver) its pool bounds it.
     holds_thread: bool = True
 
-    def command(self, app, host, port, cores, workers=None):
-        """The argv that serves app; workers overrides the rule (--workers)."""
+    def command(self, app, host, port, shape):
+        """The argv that serves app in its Shape (bench/stack/budget.py)."""
         values = {
             "target": ENTRY[app][1],
             "host": host,
             "port": port,
-            "workers": workers or self.workers(cores),
-            "threads": self.threads(cores) if self.threads else "",
+            "workers": shape.processes,
+            "threads": shape.threads if self.threads else "",
         }
         return [word.format(**values) for word in self.line.split()]
-
-    def budget(self, cores, workers=None):
-        """(processes, threads per process) on this many cores."""
-        return workers or self.workers(cores), self.threads(cores) if self.threads else 1
-
-    def in_flight(self, cores, workers=None):
-        """Requests it can have waiting on Postgres at once; None: its pools decide."""
-        processes, threads = self.budget(cores, workers)
-        return processes * threads if self.holds_thread else None
 
 
 def four(cores):

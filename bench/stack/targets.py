@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from bench.errors import AppFailed
 from bench.records import AppRun
-from bench.stack import database, deployments, environment, production, verify
+from bench.stack import database, deployments, environment, readback, verify
 from bench.stack.delay_proxy import Launched
 from bench.stack.processes import cpu_set, free_port, pinned, server_command
 from bench.stack.servers import ENTRY, PRODUCTION, SERVERS
@@ -28,6 +28,9 @@ class Target:
     url: str | None = None
     record: AppRun | None = None
     proxy: object = None  # the delay proxy in front of its database (a Launched)
+    pid: int | None = None  # its server's main process
+    shape: object = None  # the Shape it runs in (bench/stack/budget.py)
+    log_path: object = None  # its server's log
 
     @property
     def label(self):
@@ -51,12 +54,21 @@ def app_cores(options):
     return len(cpu_set(options.pin["app"])) if options.pin else os.cpu_count()
 
 
-def app_settings(options, app, deployment):
-    """The environment app's serve.sh gets in this deployment."""
-    settings = deployments.settings(
-        deployment, app, app_cores(options), options.workers, options.pool_size
+def app_shape(options, app, deployment, connections):
+    """The Shape app runs in, in deployment, under a budget of connections."""
+    return deployments.shape(
+        deployment, app, app_cores(options), connections, options.workers, options.worker_threads
     )
-    return {**settings, **options.env}
+
+
+def app_settings(options, app, deployment, shape):
+    """The environment app's serve.sh gets in this deployment: --env's over
+    the deployment's, GUNICORN_CMD_ARGS joined to the threads it may carry."""
+    settings = deployments.settings(deployment, app, shape)
+    for name, value in options.env.items():
+        joined = name == "GUNICORN_CMD_ARGS" and name in settings
+        settings[name] = f"{settings[name]} {value}" if joined else value
+    return settings
 
 
 def fits(app, deployment):
@@ -88,10 +100,11 @@ def packages_needed(options):
     return sorted({package for name in names for package in SERVERS[name].packages})
 
 
-def connections_needed(options):
-    """Every pool of every app started at once, full: workers x pool size."""
+def connections_needed(options, connections):
+    """Every pool of every app started at once, full, under a budget of
+    connections per app."""
     return sum(
-        int(app_settings(options, app, deployment)["WEB_WORKERS"]) * options.pool_size
+        app_shape(options, app, deployment, connections).connections
         for app, deployment in pairs(options)
     )
 
@@ -123,22 +136,19 @@ def external(options):
     return target
 
 
-def start(stack, options, target, database_url, log_dir, stamp):
-    """Start target's app inside stack (stopped when the stack closes);
-    on failure the target is marked failed and the run goes on."""
-    settings = app_settings(options, target.app, target.deployment)
+def start(stack, options, target, database_url, log_dir, stamp, connections):
+    """Start target's app inside stack (stopped when the stack closes), under a
+    budget of connections; on failure the target is marked failed and the run
+    goes on."""
+    shape = app_shape(options, target.app, target.deployment, connections)
+    settings = app_settings(options, target.app, target.deployment, shape)
     delay = f"-db{target.db_delay * 1000:g}ms" if target.db_delay else ""
     log_path = log_dir / f"{stamp}-{target.app}-{target.deployment}{delay}.log"
     port = free_port(options.port)
     name = target.record.server
-    workers = int(settings["WEB_WORKERS"])
-    command, threads = None, None
-    in_flight = workers if production.read(target.app).holds_thread else None
+    command = None
     if name != PRODUCTION:
-        server = SERVERS[name]
-        command = server.command(target.app, "127.0.0.1", port, app_cores(options), workers)
-        threads = server.budget(app_cores(options), workers)[1]
-        in_flight = server.in_flight(app_cores(options), workers)
+        command = SERVERS[name].command(target.app, "127.0.0.1", port, shape)
     database_url = database.named(database_url, target.application_name)
     if target.db_delay:
         proxy_log = stack.enter_context(open(log_path.with_suffix(".proxy.log"), "w"))
@@ -155,7 +165,7 @@ def start(stack, options, target, database_url, log_dir, stamp):
         shown = os.path.relpath(log_path)
         target.fail(f"did not start: {str(error).splitlines()[0]} (its log: {shown})")
         return
-    target.url = server.url
+    target.url, target.pid, target.shape = server.url, server.process.pid, shape
     if deployments.behind_nginx(target.deployment):
         nginx_port = free_port()
         with open(log_path.with_suffix(".nginx.log"), "w") as log:
@@ -163,9 +173,39 @@ def start(stack, options, target, database_url, log_dir, stamp):
         target.url = f"http://127.0.0.1:{nginx_port}"
     record = target.record
     record.server_command = server_command(server.process.pid)
-    record.workers, record.threads, record.in_flight = workers, threads, in_flight
-    record.pool_size, record.settings = options.pool_size, settings
+    record.workers, record.threads = shape.processes, shape.threads  # until read back
+    record.db_connections, record.pool_size, record.settings = connections, shape.pool, settings
+    record.in_flight = shape.in_flight()
     record.log = str(log_path.relative_to(ROOT)) if log_path.is_relative_to(ROOT) else None
+    target.log_path = log_path
+
+
+def read_back(target):
+    """Record the worker processes, their OS threads and the worker class that
+    really ran, once measured (every worker up, and busy): say where they
+    differ from the Shape asked for. The record keeps both."""
+    record, shape = target.record, target.shape
+    workers = readback.worker_pids(target.pid)
+    record.workers = len(workers)
+    record.os_threads = max((readback.os_threads(pid) for pid in workers), default=None)
+    record.worker_class = readback.worker_class(target.log_path)
+    differences = []
+    if record.workers != shape.processes:
+        differences.append(f"{record.workers} worker processes run, {shape.processes} asked")
+    if record.worker_class == "gthread" and shape.threads == 1:
+        differences.append("gunicorn runs gthread where 1 thread was asked (GUNICORN_CMD_ARGS?)")
+    if record.worker_class == "sync" and shape.threads > 1:
+        differences.append(f"gunicorn runs sync workers where {shape.threads} threads were asked")
+    record.differs = "; ".join(differences) or None
+    if record.differs:
+        print(f"  {target.label}: {record.differs}", flush=True)
+
+
+def read_back_all(targets):
+    """read_back every target still running."""
+    for target in targets:
+        if target.measurable and target.pid:
+            read_back(target)
 
 
 def check(target, routes, connection):

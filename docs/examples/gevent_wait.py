@@ -21,6 +21,7 @@ import urllib.request
 
 import psycopg2
 
+from bench.stack.budget import Shape
 from bench.stack.servers import SERVERS
 from db import embedded
 from docs.examples.report import print_report
@@ -61,7 +62,7 @@ def get_behind_locked_post(url, database_url):
 
 def measure(name, database_url, repeat):
     port = embedded.free_port()
-    argv = SERVERS[name].command("flask", "127.0.0.1", port, cores=1, workers=1)
+    argv = SERVERS[name].command("flask", "127.0.0.1", port, Shape(1, 1, 20, holds_thread=True))
     settings = {"web_workers": 1, "database_timeout": DATABASE_TIMEOUT}
     with (
         tempfile.NamedTemporaryFile(suffix=".log") as log,  # not stdout: that is the report

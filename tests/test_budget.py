@@ -1,0 +1,210 @@
+"""Concurrency as first-class options, under one connection budget: the
+Shape each app runs in (bench/stack/budget.py), the threads and processes
+read back from the running server (bench/stack/readback.py), and the budget
+held at Postgres, end to end."""
+
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import psycopg2
+import pytest
+
+from bench import cli
+from bench.options import Options
+from bench.run import connection_budget
+from bench.stack import budget, deployments, readback, targets
+from bench.stack.budget import Shape, shaped
+from bench.stack.servers import SERVERS
+from db import embedded
+from db.load import load
+from tools import ROOT
+from tools.serve import running
+
+
+def test_a_sync_worker_gets_one_connection_an_event_loop_its_share():
+    assert shaped(5, 1, True, 20) == Shape(5, 1, 1, True)  # 5 of the 20 used
+    assert shaped(2, 1, False, 20) == Shape(2, 1, 10, False)
+    assert shaped(5, 20, True, 20) == Shape(5, 20, 4, True)  # threads wait on the pool
+    assert shaped(2, 4, True, 20) == Shape(2, 4, 4, True)
+
+
+def test_no_more_processes_than_connections_unless_pgbouncer_shares_them():
+    assert shaped(9, 1, True, 4) == Shape(4, 1, 1, True)
+    assert shaped(9, 1, True, 4, bounced=True) == Shape(9, 1, 1, True)
+    assert shaped(2, 1, False, 4, bounced=True) == Shape(2, 1, 2, False)
+    with pytest.raises(ValueError):
+        shaped(1, 1, True, 0)
+
+
+def test_in_flight_is_the_least_of_pools_threads_and_clients():
+    assert Shape(5, 20, 4, True).in_flight() == 20
+    assert Shape(5, 20, 4, True).in_flight(clients=10) == 10
+    assert Shape(5, 1, 1, True).in_flight(clients=100) == 5
+    assert Shape(2, 1, 10, False).in_flight(clients=100) == 20
+
+
+def test_the_budget_is_lowered_to_fit_only_when_not_asked():
+    assert budget.fitting(87, 8) == 10
+    assert budget.fitting(1000, 4) == budget.DEFAULT_CONNECTIONS
+    assert budget.fitting(87, 4, asked=30) is None
+    assert budget.fitting(87, 4, asked=20) == 20
+    assert budget.fitting(3, 8) is None
+
+
+@pytest.mark.parametrize("server", ["gunicorn-gthread", "waitress", "twisted", "granian-wsgi"])
+def test_worker_threads_reach_every_server_that_has_threads(server):
+    shape = deployments.shape(server, "flask", 2, 20, threads=7)
+    assert shape.threads == 7
+    assert (
+        "7"
+        in " ".join(SERVERS[server].command("flask", "127.0.0.1", 1, shape))
+        .replace("=", " ")
+        .split()
+    )
+
+
+@pytest.mark.parametrize("server", ["gunicorn-sync", "gunicorn-gevent", "wsgiref", "uvicorn"])
+def test_a_server_without_threads_refuses_them_in_one_sentence(server):
+    app = "quart" if SERVERS[server].interface == "asgi" else "flask"
+    with pytest.raises(deployments.NoThreads, match="runs no threads"):
+        deployments.shape(server, app, 2, 20, threads=4)
+    with pytest.raises(SystemExit, match="--worker-threads"):
+        cli.main([app, "--server", server, "--worker-threads", "4"])
+
+
+def test_serve_sh_threads_go_through_gunicorn_and_an_event_loop_runs_as_it_is():
+    flask = deployments.shape("tuned", "flask", 2, 40, threads=8)
+    assert (flask.processes, flask.threads, flask.pool) == (5, 8, 8)
+    settings = deployments.settings("tuned", "flask", flask)
+    assert settings["GUNICORN_CMD_ARGS"] == "--threads 8" and settings["POOL_MAX_SIZE"] == "8"
+    quart = deployments.shape("tuned", "quart", 2, 40, threads=8)
+    assert (quart.processes, quart.threads, quart.pool) == (2, 1, 20)
+    assert "GUNICORN_CMD_ARGS" not in deployments.settings("tuned", "quart", quart)
+
+
+def options(**changes):
+    values = dict(
+        apps=["flask", "quart", "sanic", "falcon"],
+        deployments=["article", "tuned"],
+        routes=["film"],
+        connections=[10],
+        threads=1,
+        duration=1,
+        warmup=0,
+        timeout=5,
+        repeat=1,
+        workers=None,
+        worker_threads=None,
+        db_connections=None,
+        env={},
+        database_url=None,
+        target=None,
+        port=0,
+        pin=None,
+        pgbench=False,
+        results_dir="results",
+        command="./benchmark.sh all",
+    )
+    return Options(**{**values, **changes})
+
+
+@pytest.fixture(scope="module")
+def stock_postgres():
+    """A Postgres of this module's own with Postgres's stock max_connections
+    (100), holding the sample data: what a user's DATABASE_URL often is."""
+    data_dir = Path(tempfile.mkdtemp(prefix="pgstock-"))
+    try:
+        url = embedded.start(database="dvdrental_stock", data_dir=data_dir, max_connections=100)
+        load(url)
+        yield url
+    finally:
+        embedded.stop(data_dir)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def test_every_server_of_every_app_fits_a_stock_postgres(stock_postgres):
+    connection = psycopg2.connect(stock_postgres)
+    try:
+        free = connection.cursor()
+        free.execute("SELECT current_setting('max_connections')::int")
+        assert free.fetchone()[0] == 100
+        every = options(deployments=[*SERVERS, "serve.sh"])
+        each, needed = connection_budget(every, connection)
+        assert each >= 1 and needed <= 100 - 3  # the superusers' reserve
+        with pytest.raises(Exception, match="do not fit"):
+            connection_budget(options(db_connections=60), connection)
+    finally:
+        connection.close()
+
+
+@pytest.mark.slow
+def test_all_runs_against_a_stock_postgres_and_no_app_holds_more_than_its_budget(
+    stock_postgres, tmp_path
+):
+    completed = subprocess.run(
+        [
+            "./benchmark.sh",
+            *("all", "--deployment", "both", "--routes", "film,review"),
+            *("-c", "30", "--duration", "2s", "--warmup", "0", "--no-pgbench"),
+            *("--database-url", stock_postgres, "--results", str(tmp_path)),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    [path] = tmp_path.glob("*.json")
+    results = json.loads(path.read_text())
+    apps = {(a["app"], a["deployment"], a["db_delay_ms"]): a for a in results["apps"]}
+    assert len(apps) == 8 and all(a["status"] == "measured" for a in apps.values())
+    for peak in results["measurements"]:
+        app = apps[(peak["app"], peak["deployment"], peak["db_delay_ms"])]
+        held = [run["connections_held"] for run in peak["runs"]]
+        assert max(held) <= app["db_connections"], (app, held)
+        assert app["workers"] * app["pool_size"] <= app["db_connections"]
+
+
+@pytest.mark.slow
+def test_worker_threads_end_to_end_the_record_says_what_ran(database_url, tmp_path):
+    completed = subprocess.run(
+        [
+            "./benchmark.sh",
+            *("flask", "falcon", "--worker-threads", "6", "--workers", "2"),
+            *("--db-connections", "8", "--routes", "film", "-c", "40"),
+            *("--duration", "2s", "--warmup", "0", "--no-pgbench"),
+            *("--database-url", database_url, "--results", str(tmp_path)),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=200,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    [path] = tmp_path.glob("*.json")
+    results = json.loads(path.read_text())
+    for app in results["apps"]:
+        assert (app["workers"], app["threads"], app["worker_class"]) == (2, 6, "gthread")
+        assert (app["pool_size"], app["in_flight"], app["differs"]) == (4, 8, None)
+        assert 2 <= app["os_threads"] <= 6 + 3  # the pool's threads, started as needed
+    for peak in results["measurements"]:
+        assert max(run["connections_held"] for run in peak["runs"]) <= 8
+    assert "2 worker(s) x 6 threads (gthread)" in path.with_suffix(".md").read_text()
+
+
+def test_a_configuration_that_is_not_the_one_asked_is_caught(database_url, tmp_path):
+    """GUNICORN_CMD_ARGS=--threads turns serve.sh's sync worker into gthread:
+    the read-back says so, where the shape asked for one thread."""
+    port = embedded.free_port()
+    shape = deployments.shape("tuned", "flask", 2, 4, workers_override=2)
+    settings = {**deployments.settings("tuned", "flask", shape), "GUNICORN_CMD_ARGS": "--threads 3"}
+    with running("flask", port, database_url, tmp_path / "log", 30, **settings) as server:
+        target = targets.new_target("flask", "tuned")
+        target.pid, target.shape, target.log_path = server.process.pid, shape, server.log_path
+        targets.read_back(target)
+    assert target.record.workers == 2 and target.record.worker_class == "gthread"
+    assert "gthread where 1 thread was asked" in target.record.differs
+    assert readback.worker_pids(server.process.pid)  # gone now: no crash on a dead tree
