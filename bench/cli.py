@@ -7,6 +7,7 @@ import signal
 import sys
 
 from bench.errors import BenchmarkError
+from bench.modes import tune
 from bench.options import (
     Options,
     choice_list,
@@ -173,6 +174,15 @@ def parser():
         help="nginx in front of every app (proxy/api.inc): off, on, or both to measure "
         "what it costs, side by side (default off)",
     )
+    p.add_argument(
+        "--tune",
+        action="store_true",
+        help="each app at its best per condition (database delay x connections): a short run "
+        "of every configuration its practitioners would try (sync workers, workers x threads, "
+        "gevent with psycogreen; event loops x pool size; bench/modes/tune.py), on the same "
+        "cores and --db-connections, then the best measured in rotation; replaces "
+        "--deployment and --server",
+    )
     p.add_argument("--no-pgbench", action="store_true", help="skip the database ceiling")
     p.add_argument("--results", default="results", help="folder for the results (default results/)")
     return p
@@ -195,10 +205,18 @@ def shown_command(argv):
     return " ".join(shown)
 
 
+def deployments_of(args):
+    if args.tune:
+        return tune.candidates()
+    return args.server or args.deployment
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parser().parse_args(argv)
     apps = list(APPS) if args.apps == ["all"] else args.apps  # all: Flask first
+    if args.tune and (args.target or args.rate):
+        sys.exit("--tune measures closed loop the apps it starts: not with --target or --rate")
     if args.target:
         if len(apps) != 1:
             sys.exit("--target measures one server: name one APP to label it")
@@ -222,7 +240,7 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, interrupt)
     options = Options(
         apps=apps,
-        deployments=["external"] if args.target else args.server or args.deployment,
+        deployments=["external"] if args.target else deployments_of(args),
         routes=args.routes,
         connections=args.connections,
         threads=args.threads,
@@ -244,6 +262,7 @@ def main(argv=None):
         proxy="off" if args.target else args.proxy,
         rates=args.rate,
         db_delays=args.db_delay,
+        tune=args.tune,
     )
     if not args.target and not targets.pairs(options):
         sys.exit("none of these apps runs under the servers named (WSGI or ASGI: see --help)")

@@ -4,7 +4,7 @@ counting its own (bench/modes/), and what is left of it as the run goes."""
 
 import time
 
-from bench.modes import ceiling, db_delay, open_loop, peak
+from bench.modes import ceiling, db_delay, open_loop, peak, tune
 from bench.routes import ROUTES
 from bench.stack import targets
 
@@ -32,14 +32,18 @@ def plan(options):
         ceilings = len(ceiling.plan(options, routes))
     closed = not peak.skipped(options)
     per_run = options.duration + options.warmup + RUN_OVERHEAD_SECONDS
+    searched = apps * len(tune.search_rounds(options, routes)) if options.tune and closed else 0
+    confirmed = len(options.apps) if options.tune else apps  # --tune: one configuration each
+    trial = tune.search_options(options)
     return {
+        "search": (searched * phases, trial.duration + trial.warmup + RUN_OVERHEAD_SECONDS),
         "primer": (
             phases if closed and options.warmup else 0,
             apps * len(routes) * options.warmup,
         ),
         "ceiling": (ceilings * phases, options.duration),
         "start": (0 if options.target else apps * phases, STARTUP_SECONDS),
-        "run": (apps * len(peak.rounds(options, routes)) * phases if closed else 0, per_run),
+        "run": (confirmed * len(peak.rounds(options, routes)) * phases if closed else 0, per_run),
         "rate": (apps * len(routes) * open_loop.rates_per_route(options) * phases, per_run),
     }
 

@@ -44,6 +44,7 @@ class Peak:
     ledger: dict | None = None  # a POST's books, all repeats added up
     ledgers: list = field(default_factory=list)
     db_delay_ms: float = 0.0
+    configuration: str | None = None  # --tune: the deployment chosen for "best"
 
 
 @dataclass
@@ -56,6 +57,21 @@ class Rate:
     rate: float
     report: dict  # the generator's report
     db_delay_ms: float = 0.0
+
+
+@dataclass
+class Trial:
+    """--tune's search: one configuration of one app, one short run per route
+    at one connection count and database delay; the curve the best is chosen from."""
+
+    app: str
+    deployment: str
+    connections: int
+    db_delay_ms: float
+    requests_per_s: dict  # route -> req/s
+    p99_ms: dict  # route -> p99 latency
+    score: float  # the geometric mean of its req/s over the routes
+    chosen: bool = False
 
 
 @dataclass
@@ -118,6 +134,7 @@ class Results:
     generator: dict | None = None  # the open-loop generator's name, version, rates
     delay_proxy: str | None = None
     db_delays_ms: list = field(default_factory=lambda: [0.0])
+    tuning: list[Trial] = field(default_factory=list)
     schema: int = SCHEMA
 
 

@@ -14,7 +14,7 @@ import psycopg2
 
 from bench.errors import BenchmarkError
 from bench.load import openloop
-from bench.modes import MODES, ceiling, db_delay, open_loop, peak
+from bench.modes import MODES, ceiling, db_delay, open_loop, peak, tune
 from bench.plan import Progress, plan, say
 from bench.records import Results, to_json
 from bench.report.markdown import markdown
@@ -118,7 +118,7 @@ def start_targets(stack, options, db, delay, progress, log_dir, stamp):
     return started
 
 
-def results(options, db, ceilings, started, peaks, rates):
+def results(options, db, ceilings, started, peaks, rates, trials):
     """The run's Results: what was asked, what ran, every record."""
     return Results(
         db_delays_ms=[delay * 1000 for delay in options.db_delays],
@@ -150,6 +150,7 @@ def results(options, db, ceilings, started, peaks, rates):
         }
         if options.rates
         else None,
+        tuning=trials,
     )
 
 
@@ -179,7 +180,7 @@ def save(saved, base):
 
 def measure_at(delay, context, routes, progress, results_dir, stamp):
     """Every step of the plan with Postgres `delay` seconds away (0: direct):
-    (ceilings, targets started, peaks, rates). The apps and proxies started
+    (ceilings, targets started, peaks, rates, --tune's trials). The apps and proxies started
     here are stopped before the next delay's start."""
     options, db = context.options, context.db
     if len(options.db_delays) > 1 or delay:
@@ -194,18 +195,23 @@ def measure_at(delay, context, routes, progress, results_dir, stamp):
             ceilings = ceiling.measure(db, url, delay, context, routes, progress)
         started = start_targets(stack, options, db, delay, progress, results_dir, stamp)
         measured = targets.verified(started, routes, db.connection, db.reset_reviews)
-        peaks, rates = [], []
+        peaks, rates, trials = [], [], []
         if not peak.skipped(options):
             peak.prime(measured, context, routes, progress)
             rounds = peak.rounds(options, routes)
+            if options.tune:
+                trials = tune.search(measured, context, routes, progress, say)
+                rounds = tune.confirm_rounds(options, routes, trials)
             done = measure_in_rotation(rounds, measured, peak, context, progress, say)
             peaks = peak.collect(done, measured, options, routes)
+            if options.tune:
+                peaks = tune.relabel(peaks)
         if options.rates:
             rounds = open_loop.rounds(options, peaks, measured, routes)
             done = measure_in_rotation(rounds, measured, open_loop, context, progress, say)
             rates = open_loop.collect(done, measured)
         targets.read_back_all(measured)
-    return ceilings, started, peaks, rates
+    return ceilings, started, peaks, rates, trials
 
 
 def run(options):
@@ -226,13 +232,13 @@ def run(options):
         if options.pin and not options.target:
             stack.enter_context(pinned_database(options.pin["db"]))
         context = Context(db, options, log)
-        parts = ([], [], [], [])  # ceilings, targets started, peaks, rates
+        parts = ([], [], [], [], [])  # ceilings, targets started, peaks, rates, trials
         for delay in db_delay.phases(options):
             phase = measure_at(delay, context, routes, progress, results_dir, stamp)
             for part, records in zip(parts, phase, strict=True):
                 part.extend(records)
-        ceilings, started, peaks, rates = parts
-        saved = results(options, db, ceilings, started, peaks, rates)
+        ceilings, started, peaks, rates, trials = parts
+        saved = results(options, db, ceilings, started, peaks, rates, trials)
     save(saved, results_dir / f"{stamp}-{'-'.join(options.apps)}")
     failed = [target.record for target in started if target.record.status != "measured"]
     if failed:

@@ -101,6 +101,7 @@ def options(**changes):
 
 def test_the_plan_counts_every_run_start_and_ceiling():
     assert plan.plan(options()) == {
+        "search": (0, 2 + 1 + plan.RUN_OVERHEAD_SECONDS),  # no --tune
         "primer": (1, 4 * 3 * 2),  # every app on every route, a warm-up's length, once
         "ceiling": (3, 8),
         "start": (4, plan.STARTUP_SECONDS),
@@ -112,6 +113,15 @@ def test_the_plan_counts_every_run_start_and_ceiling():
     assert with_rates["rate"][0] == 2 * 2 * 3 * 2
     assert plan.plan(options(rates="auto"))["rate"][0] == 2 * 2 * 3 * 4
     assert plan.plan(options(target="http://127.0.0.1:8000"))["start"][0] == 0
+    # --tune: Flask's 4 configurations and Quart's 3, each once per route;
+    # then one of each app measured as usual.
+    tuned = plan.plan(
+        options(
+            tune=True,
+            deployments=["sync", "threads4", "threads16", "gevent", "loop1", "loop2", "loop4"],
+        )
+    )
+    assert tuned["search"][0] == (4 + 3) * 3 and tuned["run"][0] == 2 * 3 * 5
 
 
 def test_every_pool_of_every_app_started_at_once_fits():

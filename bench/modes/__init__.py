@@ -8,7 +8,7 @@ bench/report/charts.py it draws, with their file suffixes).
 Adding a mode is adding its module here and its name to MODES, in the place
 its section takes in the report."""
 
-from bench.modes import ceiling, db_delay, open_loop, peak, proxy_cost, server_matrix
+from bench.modes import ceiling, db_delay, open_loop, peak, proxy_cost, server_matrix, tune
 
 # In the report's order: what a run compared first, then the per-section tables.
-MODES = [ceiling, proxy_cost, db_delay, server_matrix, open_loop, peak]
+MODES = [ceiling, tune, proxy_cost, db_delay, server_matrix, open_loop, peak]

@@ -120,7 +120,8 @@ def section(results):
                             cells += ["-", "-", "-", "-"]
                             continue
                         trips = trips or round_trips(peak)
-                        limit = bound(peak, app_runs.get((app, deployment, delay)))
+                        ran = (app, peak.configuration or deployment, delay)  # --tune: the chosen
+                        limit = bound(peak, app_runs.get(ran))
                         cells += [
                             requests_cell(peak.summary),
                             f"{peak.summary.latency_ms['p99']:,.1f}",

@@ -147,8 +147,9 @@ def section(results):
             ]
         lines += [ratio_table(peaks, ceilings, apps, results.wrk["routes"]), ""]
         lines += [latency_table(peaks), ""]
+        ran = {(p.app, p.configuration or p.deployment) for p in peaks}  # --tune: the chosen
         for app in results.apps:
-            here = (app.deployment, app.db_delay_ms) == (deployment, delay)
+            here = (app.app, app.deployment) in ran and app.db_delay_ms == delay
             if here and app.status == "measured":
                 lines.append(what_ran(app))
         lines.append("")

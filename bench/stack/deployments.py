@@ -1,11 +1,20 @@
-"""The two deployments of each app: which server runs it (bench/stack/servers.py)
-and how many worker processes, as a function of the app's CPU budget (the
-cores it may use): the same budget for every app.
+"""The deployments of each app: which server runs it (bench/stack/servers.py),
+how many worker processes, as a function of the app's CPU budget (the cores
+it may use), and how many threads each: the same budget for every app.
+`article` and `tuned` are the two a run compares by default; TUNING holds
+the configurations --tune searches (bench/modes/tune.py).
 """
 
 from bench.stack import budget, production
-from bench.stack.servers import PRODUCTION, SERVERS, is_server, one
+from bench.stack.servers import PRODUCTION, SERVERS, is_server, one, per_core
 from tools.serve import APPS
+
+SYNC_APPS, ASYNC_APPS = ("flask", "falcon"), ("quart", "sanic")
+
+
+def double(cores):
+    return 2 * cores
+
 
 NOTES = {
     "article": (
@@ -22,16 +31,30 @@ NOTES = {
     ),
 }
 
-# deployment -> app -> (server, workers for a CPU budget)
+# --tune's configurations, named for what they vary: the concurrency knobs
+# each app's practitioners turn, on the same cores and connection budget.
+# deployment -> app -> (server, workers for a CPU budget or None: serve.sh's
+# own, threads per process or None: the server's own)
+TUNING = {
+    "sync": {app: (PRODUCTION, None, None) for app in SYNC_APPS},  # serve.sh: 2 x cores + 1
+    "threads4": {app: (PRODUCTION, None, 4) for app in SYNC_APPS},  # the same, 4 threads each
+    "threads16": {app: (PRODUCTION, per_core, 16) for app in SYNC_APPS},
+    "gevent": {app: ("gunicorn-gevent-psycogreen", per_core, None) for app in SYNC_APPS},
+    "loop1": {app: (PRODUCTION, one, None) for app in ASYNC_APPS},
+    "loop2": {app: (PRODUCTION, per_core, None) for app in ASYNC_APPS},  # serve.sh's own
+    "loop4": {app: (PRODUCTION, double, None) for app in ASYNC_APPS},
+}
+
 DEPLOYMENTS = {
     "article": {
-        "flask": ("gunicorn-gevent", one),
-        "quart": ("hypercorn-uvloop", one),
-        "sanic": (PRODUCTION, one),
-        "falcon": (PRODUCTION, one),
+        "flask": ("gunicorn-gevent", one, None),
+        "quart": ("hypercorn-uvloop", one, None),
+        "sanic": (PRODUCTION, one, None),
+        "falcon": (PRODUCTION, one, None),
     },
     # Each app's serve.sh with its own worker count (bench/stack/production.py).
-    "tuned": {app: (PRODUCTION, None) for app in APPS},
+    "tuned": {app: (PRODUCTION, None, None) for app in APPS},
+    **TUNING,
 }
 
 BEHIND_NGINX = "+nginx"  # a deployment's variant with nginx in front (--proxy)
@@ -44,6 +67,12 @@ def behind_nginx(deployment):
 def base(deployment):
     """The deployment without its proxy variant."""
     return deployment.removesuffix(BEHIND_NGINX)
+
+
+def serves(deployment, app):
+    """Whether deployment has a configuration for app."""
+    deployment = base(deployment)
+    return deployment not in DEPLOYMENTS or app in DEPLOYMENTS[deployment]
 
 
 def server_for(deployment, app):
@@ -80,6 +109,8 @@ def shape(deployment, app, cores, connections, workers_override=None, threads=No
     app's own serve.sh on an event loop runs as it is: one thread)."""
     server = server_for(deployment, app)
     processes = workers(deployment, app, cores, workers_override)
+    if threads is None and base(deployment) in DEPLOYMENTS:
+        threads = DEPLOYMENTS[base(deployment)][app][2]
     if server == PRODUCTION:
         served = production.read(app)
         threaded, holds, default = served.threaded, served.holds_thread, 1

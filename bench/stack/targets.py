@@ -73,6 +73,8 @@ def app_settings(options, app, deployment, shape):
 
 def fits(app, deployment):
     """Whether app can run in deployment (a server serves one interface)."""
+    if not deployments.serves(deployment, app):
+        return False
     server = deployments.server_for(deployment, app)
     return server == PRODUCTION or SERVERS[server].interface == ENTRY[app][0]
 
