@@ -44,6 +44,7 @@ class Peak:
     ledger: dict | None = None  # a POST's books, all repeats added up
     ledgers: list = field(default_factory=list)
     db_delay_ms: float = 0.0
+    pss_mib: float | None = None  # the app's memory: the largest at the end of its runs
 
 
 @dataclass
@@ -56,6 +57,7 @@ class Rate:
     rate: float
     report: dict  # the generator's report
     db_delay_ms: float = 0.0
+    pss_mib: float | None = None  # the app's memory at the end of the run
 
 
 @dataclass
@@ -92,6 +94,7 @@ class AppRun:
     settings: dict = field(default_factory=dict)
     log: str | None = None
     db_delay_ms: float = 0.0
+    pss_rest_mib: float | None = None  # its memory once started and verified, before any load
 
     @property
     def label(self):

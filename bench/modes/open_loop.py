@@ -108,6 +108,7 @@ def collect(done, measured):
             route=step.route.key,
             rate=step.rate,
             report=report,
+            pss_mib=report.get("pss_mib"),
         )
         for target, step, report, _, _ in done
         if (target.app, target.deployment) in kept

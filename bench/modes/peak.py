@@ -102,6 +102,7 @@ def peak(target, route, connections, reports):
         runs=reports,
         ledger=ledger,
         ledgers=ledgers,
+        pss_mib=max((r["pss_mib"] for r in reports if r.get("pss_mib")), default=None),
     )
 
 

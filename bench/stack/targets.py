@@ -28,6 +28,7 @@ class Target:
     url: str | None = None
     record: AppRun | None = None
     proxy: object = None  # the delay proxy in front of its database (a Launched)
+    pid: int | None = None  # its server's main process (bench/stack/memory.py reads its tree)
 
     @property
     def label(self):
@@ -156,6 +157,7 @@ def start(stack, options, target, database_url, log_dir, stamp):
         target.fail(f"did not start: {str(error).splitlines()[0]} (its log: {shown})")
         return
     target.url = server.url
+    target.pid = server.process.pid
     if deployments.behind_nginx(target.deployment):
         nginx_port = free_port()
         with open(log_path.with_suffix(".nginx.log"), "w") as log:
