@@ -138,7 +138,7 @@ def section(results):
                 f"pgbench ran {', '.join(map(str, clients))} clients, all max_connections allows.\n"
             ]
         lines += [ratio_table(peaks, ceilings, apps, results.wrk["routes"]), ""]
-        lines += [latency_table(peaks), ""]
+        lines += [latency_table(peaks, results.apps), ""]
         for app in results.apps:
             here = (app.deployment, app.db_delay_ms) == (deployment, delay)
             if here and app.status == "measured":
