@@ -45,6 +45,7 @@ class Peak:
     ledgers: list = field(default_factory=list)
     db_delay_ms: float = 0.0
     configuration: str | None = None  # --tune: the deployment chosen for "best"
+    pss_mib: float | None = None  # the app's memory: the largest at the end of its runs
 
 
 @dataclass
@@ -57,6 +58,7 @@ class Rate:
     rate: float
     report: dict  # the generator's report
     db_delay_ms: float = 0.0
+    pss_mib: float | None = None  # the app's memory at the end of the run
 
 
 @dataclass
@@ -112,6 +114,7 @@ class AppRun:
     settings: dict = field(default_factory=dict)
     log: str | None = None
     db_delay_ms: float = 0.0
+    pss_rest_mib: float | None = None  # its memory once started and verified, before any load
 
     @property
     def label(self):

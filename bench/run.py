@@ -20,7 +20,7 @@ from bench.records import Results, to_json
 from bench.report.markdown import markdown
 from bench.rotation import Context, measure_in_rotation
 from bench.routes import ROUTES
-from bench.stack import database, environment, extras, targets
+from bench.stack import database, environment, extras, memory, targets
 from bench.stack.budget import DEFAULT_CONNECTIONS, fitting
 from bench.stack.database import SPARE_CONNECTIONS
 from bench.stack.delay_proxy import Launched
@@ -195,6 +195,8 @@ def measure_at(delay, context, routes, progress, results_dir, stamp):
             ceilings = ceiling.measure(db, url, delay, context, routes, progress)
         started = start_targets(stack, options, db, delay, progress, results_dir, stamp)
         measured = targets.verified(started, routes, db.connection, db.reset_reviews)
+        for target in measured:  # at rest: every app started, verified, not yet loaded
+            target.record.pss_rest_mib = memory.pss_mib(target.pid)
         peaks, rates, trials = [], [], []
         if not peak.skipped(options):
             peak.prime(measured, context, routes, progress)

@@ -12,8 +12,8 @@ import pytest
 
 from bench import cli, options
 from bench.load import pgbench, wrk
-from bench.modes import db_delay
-from bench.records import AppRun, Ceiling, Peak
+from bench.modes import db_delay, server_matrix
+from bench.records import AppRun, Ceiling, Peak, Results
 from bench.report import tables
 from bench.routes import ROUTES
 from bench.stack import database, verify
@@ -106,6 +106,69 @@ def test_ratio_table_without_flask_is_to_the_first_app():
     measurements = [measurement("sanic", "film", 200), measurement("quart", "film", 100)]
     text = tables.ratio_table(measurements, [], ["quart", "sanic"], ["film"])
     assert "sanic/quart" in text and "| GET /films/995/ | 100 | 200 | 2.00x |" in text
+
+
+def test_memory_is_shown_at_rest_then_the_largest_at_the_end():
+    assert tables.memory_cell(61.6, [80.2, None, 95.7]) == "62 -> 96"
+    assert tables.memory_cell(None, [80.2]) == "- -> 80"
+    assert tables.memory_cell(None, [None]) == "-"  # a server started elsewhere
+
+
+def with_memory(peak, deployment, pss_mib, delay=0.0):
+    return dataclasses.replace(peak, deployment=deployment, pss_mib=pss_mib, db_delay_ms=delay)
+
+
+def test_the_latency_table_shows_each_apps_memory_where_it_was_measured():
+    latency = dict.fromkeys(("mean", "p50", "p90", "p99", "max"), 1.0)
+    runs = [reported(330, latency_ms=latency), reported(900, latency_ms=latency)]
+    peaks = [
+        Peak("flask", "tuned", 20, "film", wrk.summarize(runs[:1]), runs[:1], pss_mib=143.2),
+        Peak("quart", "tuned", 20, "film", wrk.summarize(runs[1:]), runs[1:]),
+    ]
+    apps = [
+        AppRun("flask", "tuned", "measured", pss_rest_mib=120.4),
+        AppRun("quart", "tuned", "measured"),
+    ]
+    flask, quart = tables.latency_table(peaks, apps).splitlines()[2:]
+    assert "| PSS MiB rest -> end |" in tables.latency_table(peaks, apps)
+    assert flask.endswith("| 0 | 0 | 120 -> 143 | - |")
+    assert quart.endswith("| 0 | 0 | - | - |")
+
+
+def results_of(peaks, apps):
+    return Results("", {}, {"routes": ["film"]}, apps, peaks)
+
+
+def test_the_server_matrix_has_a_memory_table_per_pair():
+    peaks = [
+        with_memory(measurement("flask", "film", 330), "gunicorn-sync", 150.0),
+        with_memory(measurement("flask", "films", 90), "gunicorn-sync", 170.0),
+        with_memory(measurement("flask", "film", 300), "gunicorn-gthread", 60.0),
+    ]
+    apps = [
+        AppRun("flask", "gunicorn-sync", "measured", pss_rest_mib=140.0),
+        AppRun("flask", "gunicorn-gthread", "measured", pss_rest_mib=55.0),
+        AppRun("flask", "wsgiref", "failed", reason="did not start"),
+    ]
+    text = "\n".join(server_matrix.tables(results_of(peaks, apps)))
+    memory = text.split("### Memory: PSS MiB at rest -> the largest at the end of a run")[1]
+    assert "| gunicorn-sync | 140 -> 170 |" in memory
+    assert "| gunicorn-gthread | 55 -> 60 |" in memory
+
+
+def test_the_delay_sweep_shows_each_apps_memory_per_delay():
+    peaks = [
+        with_memory(measurement("flask", "film", 330), "tuned", 150.0),
+        with_memory(measurement("flask", "film", 100), "tuned", 152.0, delay=5.0),
+    ]
+    apps = [
+        AppRun("flask", "tuned", "measured", pss_rest_mib=140.0),
+        AppRun("flask", "tuned", "measured", pss_rest_mib=141.0, db_delay_ms=5.0),
+    ]
+    text = "\n".join(db_delay.section(results_of(peaks, apps)))
+    assert "| round trips | PSS MiB rest -> end |" in text
+    assert "| flask | 0 ms | - | 140 -> 150 |" in text
+    assert "| flask | 5 ms | - | 141 -> 152 |" in text
 
 
 def test_requests_cell_shows_spread_and_errors_beside_the_number():

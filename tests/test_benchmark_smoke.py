@@ -61,6 +61,38 @@ def test_benchmark_measures_every_route_and_loses_nothing(app, database_url, tmp
     assert path.with_suffix(".png").stat().st_size > 10_000
 
 
+def test_every_app_has_its_memory_at_rest_and_at_the_end_of_each_run(database_url, tmp_path):
+    """PSS of the whole process tree: a forked sync server and an event loop."""
+    path, results = benchmark(
+        tmp_path,
+        "flask",
+        "sanic",
+        "--routes",
+        "film,review",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0",
+        "--workers",
+        "2",
+        "--no-pgbench",
+        "--database-url",
+        database_url,
+    )
+    assert [record["app"] for record in results["apps"]] == ["flask", "sanic"]
+    for record in results["apps"]:
+        # Wide margins: a Python server and its workers, not nothing, not gigabytes.
+        assert 10 < record["pss_rest_mib"] < 2000, record
+    assert len(results["measurements"]) == 4
+    for measurement in results["measurements"]:
+        [run] = measurement["runs"]
+        assert 10 < run["pss_mib"] < 2000 and measurement["pss_mib"] == run["pss_mib"]
+    text = path.with_suffix(".md").read_text()
+    assert "| PSS MiB rest -> end |" in text
+    rows = [line for line in text.splitlines() if line.startswith(("| flask |", "| sanic |"))]
+    assert len(rows) == 4 and all(" -> " in row for row in rows)
+
+
 def test_benchmark_measures_a_server_already_running(database_url, tmp_path):
     """--target: the server is not started here (compose's bench service)."""
     port = embedded.free_port()
@@ -111,6 +143,7 @@ def test_rate_runs_open_loop_at_the_rates_given_and_loses_nothing(database_url, 
         ledger = rows[("review", rate)]["ledger"]
         assert ledger["rows_added"] == ledger["responses_2xx"] == rows[("review", rate)]["ok"]
     assert results["generator"]["name"] == "bench.load.openloop"
+    assert all(row["pss_mib"] == row["report"]["pss_mib"] > 10 for row in results["openloop"])
     assert "Latency at a fixed load" in path.with_suffix(".md").read_text()
     assert (tmp_path / (path.stem + "-latency.png")).stat().st_size > 10_000
 
@@ -142,6 +175,7 @@ def test_a_server_matrix_offers_every_pair_one_rate_and_draws_its_chart(database
     assert {row["deployment"] for row in results["openloop"]} == set(peaks)
     text = path.with_suffix(".md").read_text()
     assert "## The server matrix" in text and "req/s offered: success / p99 / max ms" in text
+    assert "### Memory: PSS MiB at rest -> the largest at the end of a run" in text
     assert (tmp_path / (path.stem + "-matrix.png")).stat().st_size > 10_000
 
 
@@ -195,4 +229,5 @@ def test_db_delay_measures_every_app_at_every_delay_within_its_bound(database_ur
     assert results["delay_proxy"] and results["db_delays_ms"] == [0, 5]
     text = path.with_suffix(".md").read_text()
     assert "## When async pays: database delay x connections" in text
+    assert "| round trips | PSS MiB rest -> end |" in text
     assert (tmp_path / (path.stem + "-sweep.png")).stat().st_size > 10_000

@@ -4,7 +4,7 @@ meanwhile, and the books of a POST."""
 
 from typing import NamedTuple
 
-from bench.stack import database
+from bench.stack import database, memory
 from bench.stack.processes import shown
 
 
@@ -21,6 +21,8 @@ class Load(NamedTuple):
 def measure_once(target, route, db, options, log, load):
     """The run's report, with:
     - connections_held: the most connections the app held (pg_stat_activity);
+    - pss_mib: the app's memory at the end of the run (bench/stack/memory.py;
+      None for a server started elsewhere);
     - round_trips_per_request: through a delay proxy, the writes the app sent
       Postgres per answered request (each waits for its answer: a round trip),
       and proxy_cpu_share: the share of one core the proxy used meanwhile;
@@ -34,6 +36,7 @@ def measure_once(target, route, db, options, log, load):
     args = load.command(options.duration)
     with database.ConnectionsHeld(db.url, target.application_name) as held:
         result = load.run(args, log)
+    result["pss_mib"] = memory.pss_mib(target.pid)  # before the books: the run's end
     result["command"] = shown(args)
     result["connections_held"] = held.most
     if before:

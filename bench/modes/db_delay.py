@@ -2,10 +2,10 @@
 Every app, and pgbench, reaches Postgres through a delay proxy of its own
 (bench/stack/delay_proxy.py), once per delay: run() repeats the whole plan per
 delay (phases()). Its section: each app at every delay and connection count,
-with the connections it held, its round trips per request and the bound
-Little's law sets; its chart, req/s and p99 against each swept axis."""
+with its memory, the connections it held, its round trips per request and the
+bound Little's law sets; its chart, req/s and p99 against each swept axis."""
 
-from bench.report.tables import delays, number, requests_cell, table
+from bench.report.tables import delays, memory_cell, number, requests_cell, table
 from bench.routes import ROUTES
 
 CHARTS = [("draw_sweep", "-sweep.png")]
@@ -29,7 +29,8 @@ INTRO = (
     "sets: requests in flight / (round trips per request x delay), in flight being "
     "the least of wrk's connections, the app's processes x threads where a request "
     "holds its thread (sync workers), and its pools. Round trips: the writes it sent "
-    "Postgres through the delay proxy per answer."
+    "Postgres through the delay proxy per answer. PSS: the app's memory at rest -> the "
+    "largest at the end of the row's runs."
 )
 
 
@@ -103,7 +104,7 @@ def section(results):
         return []
     app_runs = {(a.app, a.deployment, a.db_delay_ms): a for a in results.apps}
     by_key = {(p.app, p.deployment, p.db_delay_ms, p.route, p.connections): p for p in peaks}
-    header = ["app", "DB delay", "round trips"]
+    header = ["app", "DB delay", "round trips", "PSS MiB rest -> end"]
     for count in counts:
         header += [f"c={count} req/s", "p99 ms", "held", "bound (in flight), reached"]
     lines = ["## When async pays: database delay x connections", "", INTRO, ""]
@@ -113,13 +114,14 @@ def section(results):
             rows = []
             for app in dict.fromkeys(a.app for a in results.apps):
                 for delay in delays(results):
-                    cells, trips = [], None
+                    cells, trips, ends = [], None, []
                     for count in counts:
                         peak = by_key.get((app, deployment, delay, route, count))
                         if not peak:
                             cells += ["-", "-", "-", "-"]
                             continue
                         trips = trips or round_trips(peak)
+                        ends.append(peak.pss_mib)
                         ran = (app, peak.configuration or deployment, delay)  # --tune: the chosen
                         limit = bound(peak, app_runs.get(ran))
                         cells += [
@@ -129,7 +131,10 @@ def section(results):
                             bound_cell(limit, peak.summary.requests_per_s),
                         ]
                     if any(cell != "-" for cell in cells):
-                        rows.append([app, f"{delay:g} ms", number(trips, "{:.1f}"), *cells])
+                        app_run = app_runs.get((app, deployment, delay))
+                        rest = app_run.pss_rest_mib if app_run else None
+                        memory = memory_cell(rest, ends)
+                        rows.append([app, f"{delay:g} ms", number(trips, "{:.1f}"), memory, *cells])
             if rows:
                 lines += [f"### {deployment}: {ROUTES[route].label}", "", table(header, rows), ""]
     return lines

@@ -13,7 +13,7 @@ from bench.load import openloop
 from bench.load.measure import Load, measure_once
 from bench.modes import server_matrix
 from bench.records import Rate
-from bench.report.tables import delay_words, number, table
+from bench.report.tables import delay_words, memory_cell, number, rest_of, table
 from bench.rotation import Step
 from bench.routes import ROUTES
 
@@ -108,6 +108,7 @@ def collect(done, measured):
             route=step.route.key,
             rate=step.rate,
             report=report,
+            pss_mib=report.get("pss_mib"),
         )
         for target, step, report, _, _ in done
         if (target.app, target.deployment) in kept
@@ -127,12 +128,14 @@ HEADER = [
     "p99",
     "p99.9",
     "max",
+    "PSS MiB rest -> end",
     "rows added / 2xx",
 ]
 PERCENTILES = ("mean", "p50", "p90", "p95", "p99", "p99.9", "max")
 
 
-def row_cells(rate):
+def row_cells(rate, apps):
+    """One row: the rate offered and what came of it; apps: the run's AppRuns."""
     report = rate.report
     latency = report["latency_ms"] or {}
     ledger = report.get("ledger")
@@ -143,6 +146,7 @@ def row_cells(rate):
         f"{report['achieved_rate']:,.0f}",
         f"{report['success_rate']:.1%}",
         *[number(latency.get(key), "{:,.1f}") for key in PERCENTILES],
+        memory_cell(rest_of(apps, rate), [rate.pss_mib]),
         f"{ledger['rows_added']} / {ledger['responses_2xx']}" if ledger else "-",
     ]
 
@@ -165,5 +169,5 @@ def section(results):
             (r for r in rates if (r.deployment, r.db_delay_ms) == (deployment, delay)),
             key=lambda r: (list(ROUTES).index(r.route), r.rate, order[r.app]),
         )
-        lines += [table(HEADER, [row_cells(rate) for rate in here]), ""]
+        lines += [table(HEADER, [row_cells(rate, results.apps) for rate in here]), ""]
     return lines

@@ -102,6 +102,7 @@ def peak(target, route, connections, reports):
         runs=reports,
         ledger=ledger,
         ledgers=ledgers,
+        pss_mib=max((r["pss_mib"] for r in reports if r.get("pss_mib")), default=None),
     )
 
 
@@ -146,7 +147,7 @@ def section(results):
                 f"pgbench ran {', '.join(map(str, clients))} clients, all max_connections allows.\n"
             ]
         lines += [ratio_table(peaks, ceilings, apps, results.wrk["routes"]), ""]
-        lines += [latency_table(peaks), ""]
+        lines += [latency_table(peaks, results.apps), ""]
         ran = {(p.app, p.configuration or p.deployment) for p in peaks}  # --tune: the chosen
         for app in results.apps:
             here = (app.app, app.deployment) in ran and app.db_delay_ms == delay

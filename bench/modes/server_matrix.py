@@ -3,10 +3,10 @@ server of its interface, side by side. With --rate auto every pair is offered
 one rate per route, as the write-up this reproduces did (550 req/s for all):
 75% of the slowest sane pair's peak, sane meaning without errors and not the
 floor (wsgiref), so that the rate is one every real server should keep. Its
-section: server x app tables of the peaks and of that rate; its chart, one
-group of bars per server."""
+section: server x app tables of the peaks, of that rate and of memory; its
+chart, one group of bars per server."""
 
-from bench.report.tables import delays, number, requests_cell, table
+from bench.report.tables import delays, memory_cell, number, requests_cell, table
 from bench.routes import ROUTES
 from bench.stack.servers import SERVERS, is_server
 
@@ -49,10 +49,32 @@ def matrix_rows(servers, apps, failed, cell):
     return rows
 
 
+def memory_table(results, servers, apps, failed):
+    """Server x app: each pair's PSS in MiB at rest -> the largest at the end
+    of any of its runs, peaks and rates alike (where threads, green threads
+    and forked workers show what they cost)."""
+    rest = {(a.app, a.deployment): a.pss_rest_mib for a in results.apps}
+    ends = {}
+    for record in [*results.measurements, *results.openloop]:
+        ends.setdefault((record.app, record.deployment), []).append(record.pss_mib)
+
+    def cell(app, server):
+        if (app, server) in ends:
+            return memory_cell(rest.get((app, server)), ends[(app, server)])
+
+    return [
+        "### Memory: PSS MiB at rest -> the largest at the end of a run",
+        "",
+        table(["server", *apps], matrix_rows(servers, apps, failed, cell)),
+        "",
+    ]
+
+
 def tables(results):
     """Server x app, one table per route and connection count: req/s and p99
     (ms) of each pair; then, with --rate, success and p99 at the one rate every
-    pair was offered. Only for runs of several servers (--server)."""
+    pair was offered; then each pair's memory. Only for runs of several
+    servers (--server)."""
     found = layout(results)
     if not found:
         return []
@@ -103,7 +125,7 @@ def tables(results):
                 table(["server", *apps], matrix_rows(servers, apps, failed, open_loop(route))),
                 "",
             ]
-    return lines
+    return lines + memory_table(results, servers, apps, failed)
 
 
 def section(results):

@@ -25,6 +25,29 @@ def delay_words(delay, before=""):
     return f"{before}database +{delay:g} ms per round trip" if delay else ""
 
 
+def memory_cell(rest, ends):
+    """An app's PSS in MiB (bench/stack/memory.py) at rest -> the largest at
+    the end of its runs: what it holds idle, and what the load added. "-"
+    where not measured (a server started elsewhere, a file older than PSS)."""
+    end = max((value for value in ends if value is not None), default=None)
+    if rest is None and end is None:
+        return "-"
+    return f"{number(rest)} -> {number(end)}"
+
+
+def started_as(record):
+    """Which start of an app a record belongs to: app, deployment (for
+    --tune's "best", the configuration chosen), delay."""
+    deployment = getattr(record, "configuration", None) or record.deployment
+    return record.app, deployment, record.db_delay_ms
+
+
+def rest_of(apps, record):
+    """The PSS at rest of the app a Peak or Rate measured, from the AppRuns."""
+    found = (app.pss_rest_mib for app in apps if started_as(app) == started_as(record))
+    return next(found, None)
+
+
 def baseline_app(apps):
     """Ratios are to Flask, the app the article migrates from; else the first."""
     return "flask" if "flask" in apps else apps[0]
@@ -125,7 +148,9 @@ def ratio_table(peaks, ceilings, apps, routes):
     return table(header, rows)
 
 
-def latency_table(peaks):
+def latency_table(peaks, apps):
+    """One row per app and route: req/s, latency, errors, the app's memory
+    (PSS at rest -> end, from apps: the run's AppRuns) and a POST's books."""
     header = [
         "app",
         "route",
@@ -137,6 +162,7 @@ def latency_table(peaks):
         "max",
         "socket errors",
         "non-2xx",
+        "PSS MiB rest -> end",
         "rows added / 2xx (in flight), all runs",
     ]
     rows = []
@@ -149,7 +175,8 @@ def latency_table(peaks):
         rows.append(
             [peak.app, ROUTES[peak.route].label, requests_cell(summary)]
             + [f"{latency[key]:.1f}" for key in ("mean", "p50", "p90", "p99", "max")]
-            + [str(summary.socket_errors), str(summary.non_2xx), books]
+            + [str(summary.socket_errors), str(summary.non_2xx)]
+            + [memory_cell(rest_of(apps, peak), [peak.pss_mib]), books]
         )
     return table(header, rows)
 

@@ -28,7 +28,7 @@ class Target:
     url: str | None = None
     record: AppRun | None = None
     proxy: object = None  # the delay proxy in front of its database (a Launched)
-    pid: int | None = None  # its server's main process
+    pid: int | None = None  # its server's main process (bench/stack/memory.py reads its tree)
     shape: object = None  # the Shape it runs in (bench/stack/budget.py)
     log_path: object = None  # its server's log
 
