@@ -19,7 +19,7 @@ from bench.options import (
 )
 from bench.routes import ROUTES
 from bench.run import run
-from bench.stack import targets
+from bench.stack import pgbouncer, targets
 from bench.stack.servers import PRODUCTION, SERVERS
 from tools import proxy
 from tools.serve import APPS
@@ -159,6 +159,13 @@ def parser():
         help="nginx in front of every app (proxy/api.inc): off, on, or both to measure "
         "what it costs, side by side (default off)",
     )
+    p.add_argument(
+        "--pgbouncer",
+        action="store_true",
+        help="every app reaches Postgres through a PgBouncer of its own (Debian's package, "
+        f"transaction pooling, {pgbouncer.SERVER_CONNECTIONS} server connections: "
+        "bench/stack/pgbouncer.py), with TRANSACTION_POOLING=1",
+    )
     p.add_argument("--no-pgbench", action="store_true", help="skip the database ceiling")
     p.add_argument("--results", default="results", help="folder for the results (default results/)")
     return p
@@ -192,6 +199,8 @@ def main(argv=None):
             sys.exit(
                 "--db-delay puts a proxy between the apps it starts and Postgres: not with --target"
             )
+        if args.pgbouncer:
+            sys.exit("--pgbouncer goes between the apps it starts and Postgres: not with --target")
     else:
         unknown = [app for app in apps if app not in APPS]
         if unknown:
@@ -203,6 +212,8 @@ def main(argv=None):
         )
     if args.proxy != "off" and not proxy.binary():
         sys.exit("--proxy needs nginx: apt-get install nginx-light (Debian/Ubuntu)")
+    if args.pgbouncer and not pgbouncer.binary():
+        sys.exit("--pgbouncer needs PgBouncer: apt-get install pgbouncer (Debian/Ubuntu)")
     if args.pin and not shutil.which("taskset"):
         sys.exit("--pin needs taskset (util-linux)")
     signal.signal(signal.SIGTERM, interrupt)
@@ -229,6 +240,7 @@ def main(argv=None):
         proxy="off" if args.target else args.proxy,
         rates=args.rate,
         db_delays=args.db_delay,
+        pgbouncer=args.pgbouncer,
     )
     if not args.target and not targets.pairs(options):
         sys.exit("none of these apps runs under the servers named (WSGI or ASGI: see --help)")

@@ -78,7 +78,8 @@ def opened_database(options):
         if int(settings["max_connections"]) < needed:
             raise BenchmarkError(
                 f"Postgres allows {settings['max_connections']} connections; this run needs "
-                f"{needed} (every app's workers x pool size, + spare). Raise max_connections "
+                f"{needed} (every app's workers x pool size, or its PgBouncer's pool, + spare). "
+                "Raise max_connections "
                 "(PG_MAX_CONNECTIONS for the embedded server, which must then be restarted) "
                 "or lower --workers / --pool-size."
             )

@@ -118,6 +118,17 @@ def test_every_pool_of_every_app_started_at_once_fits():
     assert targets.connections_needed(options()) == (1 + 1 + 5 + 2) * 20
 
 
+def test_behind_pgbouncer_postgres_needs_each_apps_pgbouncer_pool_not_its_pools():
+    bounced = options(pgbouncer=True, pool_size=50)
+    assert targets.connections_needed(bounced) == 4 * targets.server_connections(bounced)
+    settings = targets.app_settings(bounced, "quart", "tuned")
+    assert settings["TRANSACTION_POOLING"] == "1"
+    # asyncpg's statement cache must go behind it: not undone by --env.
+    undone = options(pgbouncer=True, env={"TRANSACTION_POOLING": "0"})
+    assert targets.app_settings(undone, "sanic", "tuned")["TRANSACTION_POOLING"] == "1"
+    assert "TRANSACTION_POOLING" not in targets.app_settings(options(), "quart", "tuned")
+
+
 def measurement(app, rates):
     runs = [{"requests_per_s": rate} for rate in rates]
     summary = Summary(

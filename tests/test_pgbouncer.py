@@ -8,7 +8,6 @@ right and every 201 a row; Postgres sees PgBouncer's pool, not the apps'.
 """
 
 import contextlib
-import os
 import threading
 import time
 from urllib.parse import urlsplit, urlunsplit
@@ -18,9 +17,8 @@ import pytest
 import requests
 
 from bench.stack.pgbouncer import Bouncer
-from bench.stack.pgbouncer import binary as pgbouncer_binary
 from db.load import load
-from tests.helpers import query, serve
+from tests.helpers import needs_pgbouncer, query, serve
 from tools.serve import APPS
 
 pytestmark = pytest.mark.slow  # starts every app under its server
@@ -61,11 +59,7 @@ def pgbouncer(bounced_url, tmp_path_factory):
     """PgBouncer on a free port of 127.0.0.1 in front of bounced_url's database
     (bench/stack/pgbouncer.py, the benchmark's launcher); yields the apps'
     DATABASE_URL."""
-    if not pgbouncer_binary():
-        message = "no pgbouncer: apt-get install pgbouncer (.ci/run)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    needs_pgbouncer()
     log_path = tmp_path_factory.mktemp("pgbouncer") / "pgbouncer.log"
     with open(log_path, "w") as log, Bouncer(bounced_url, log, POOL, RESERVE) as bouncer:
         yield bouncer.url

@@ -115,6 +115,8 @@ def what_ran(app):
         line += f", pool {app.pool_size}"
     if app.proxy:
         line += f", behind {app.proxy} (proxy/api.inc)"
+    if app.pgbouncer:
+        line += f", to Postgres through {app.pgbouncer}"
     versions = ", ".join(f"{name} {v}" for name, v in app.versions.items())
     return f"{line}; {versions}"
 

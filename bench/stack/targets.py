@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from bench.errors import AppFailed
 from bench.records import AppRun
-from bench.stack import database, deployments, environment, production, verify
+from bench.stack import database, deployments, environment, pgbouncer, production, verify
 from bench.stack.delay_proxy import Launched
 from bench.stack.processes import cpu_set, free_port, pinned, server_command
 from bench.stack.servers import ENTRY, PRODUCTION, SERVERS
@@ -56,7 +56,10 @@ def app_settings(options, app, deployment):
     settings = deployments.settings(
         deployment, app, app_cores(options), options.workers, options.pool_size
     )
-    return {**settings, **options.env}
+    # Behind PgBouncer's transaction pooling no session state may outlive a
+    # transaction (common/settings.py): not left to --env to undo.
+    pooling = {"TRANSACTION_POOLING": "1"} if options.pgbouncer else {}
+    return {**settings, **options.env, **pooling}
 
 
 def fits(app, deployment):
@@ -88,8 +91,18 @@ def packages_needed(options):
     return sorted({package for name in names for package in SERVERS[name].packages})
 
 
+def server_connections(options):
+    """The Postgres connections each app's PgBouncer holds (--pgbouncer): its
+    budget, whatever its workers' pools add up to."""
+    return pgbouncer.SERVER_CONNECTIONS
+
+
 def connections_needed(options):
-    """Every pool of every app started at once, full: workers x pool size."""
+    """Every pool of every app started at once, full: workers x pool size; or,
+    behind PgBouncer, what each app's PgBouncer holds (the apps' pools are its
+    clients, not Postgres')."""
+    if options.pgbouncer:
+        return server_connections(options) * len(pairs(options))
     return sum(
         int(app_settings(options, app, deployment)["WEB_WORKERS"]) * options.pool_size
         for app, deployment in pairs(options)
@@ -123,6 +136,26 @@ def external(options):
     return target
 
 
+def app_database(stack, options, target, database_url, log_path):
+    """The URL target's app connects to, its connections named after it: through
+    a delay proxy of its own (--db-delay) and a PgBouncer of its own
+    (--pgbouncer), both stopped when the stack closes. PgBouncer sits beside
+    the app (app -> PgBouncer -> delay proxy -> Postgres), as on the app's host
+    in production, so that each of the app's round trips still pays the delay."""
+    database_url = database.named(database_url, target.application_name)
+    if target.db_delay:
+        proxy_log = stack.enter_context(open(log_path.with_suffix(".proxy.log"), "w"))
+        pin = options.pin and options.pin["db"]
+        target.proxy = stack.enter_context(Launched(database_url, target.db_delay, proxy_log, pin))
+        database_url = target.proxy.url
+    if options.pgbouncer:
+        size = server_connections(options)
+        bouncer_log = stack.enter_context(open(log_path.with_suffix(".pgbouncer.log"), "w"))
+        database_url = stack.enter_context(pgbouncer.Bouncer(database_url, bouncer_log, size)).url
+        target.record.pgbouncer = f"{pgbouncer.version()}, a transaction pool of {size}"
+    return database_url
+
+
 def start(stack, options, target, database_url, log_dir, stamp):
     """Start target's app inside stack (stopped when the stack closes);
     on failure the target is marked failed and the run goes on."""
@@ -139,18 +172,13 @@ def start(stack, options, target, database_url, log_dir, stamp):
         command = server.command(target.app, "127.0.0.1", port, app_cores(options), workers)
         threads = server.budget(app_cores(options), workers)[1]
         in_flight = server.in_flight(app_cores(options), workers)
-    database_url = database.named(database_url, target.application_name)
-    if target.db_delay:
-        proxy_log = stack.enter_context(open(log_path.with_suffix(".proxy.log"), "w"))
-        pin = options.pin and options.pin["db"]
-        target.proxy = stack.enter_context(Launched(database_url, target.db_delay, proxy_log, pin))
-        database_url = target.proxy.url
     try:
+        database_url = app_database(stack, options, target, database_url, log_path)
         with pinned(options.pin and options.pin["app"]):
             server = stack.enter_context(
                 running(target.app, port, database_url, log_path, 60, command, **settings)
             )
-    except AppNotStarted as error:
+    except (AppNotStarted, pgbouncer.BouncerNotStarted) as error:
         print(f"  {error}", flush=True)
         shown = os.path.relpath(log_path)
         target.fail(f"did not start: {str(error).splitlines()[0]} (its log: {shown})")
