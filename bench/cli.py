@@ -21,7 +21,7 @@ from bench.options import (
 )
 from bench.routes import ROUTES
 from bench.run import run
-from bench.stack import targets
+from bench.stack import pgbouncer, targets
 from bench.stack.budget import DEFAULT_CONNECTIONS
 from bench.stack.deployments import NoThreads
 from bench.stack.servers import PRODUCTION, SERVERS
@@ -175,6 +175,14 @@ def parser():
         "what it costs, side by side (default off)",
     )
     p.add_argument(
+        "--pgbouncer",
+        action="store_true",
+        help="every app reaches Postgres through a PgBouncer of its own (Debian's package, "
+        "transaction pooling, its pool at Postgres the app's --db-connections: "
+        "bench/stack/pgbouncer.py), with TRANSACTION_POOLING=1; the app's processes then keep "
+        "the pools they can use, sharing that budget",
+    )
+    p.add_argument(
         "--tune",
         action="store_true",
         help="each app at its best per condition (database delay x connections): a short run "
@@ -224,6 +232,8 @@ def main(argv=None):
             sys.exit(
                 "--db-delay puts a proxy between the apps it starts and Postgres: not with --target"
             )
+        if args.pgbouncer:
+            sys.exit("--pgbouncer goes between the apps it starts and Postgres: not with --target")
     else:
         unknown = [app for app in apps if app not in APPS]
         if unknown:
@@ -235,6 +245,8 @@ def main(argv=None):
         )
     if args.proxy != "off" and not proxy.binary():
         sys.exit("--proxy needs nginx: apt-get install nginx-light (Debian/Ubuntu)")
+    if args.pgbouncer and not pgbouncer.binary():
+        sys.exit("--pgbouncer needs PgBouncer: apt-get install pgbouncer (Debian/Ubuntu)")
     if args.pin and not shutil.which("taskset"):
         sys.exit("--pin needs taskset (util-linux)")
     signal.signal(signal.SIGTERM, interrupt)
@@ -263,6 +275,7 @@ def main(argv=None):
         rates=args.rate,
         db_delays=args.db_delay,
         tune=args.tune,
+        pgbouncer=args.pgbouncer,
     )
     if not args.target and not targets.pairs(options):
         sys.exit("none of these apps runs under the servers named (WSGI or ASGI: see --help)")

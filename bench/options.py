@@ -35,6 +35,7 @@ class Options:
     proxy: str = "off"  # off, on (nginx in front of every app) or both
     rates: object = None  # --rate: None (closed loop only), "auto", or a list of req/s
     db_delays: tuple = (0.0,)  # --db-delay: seconds added per round trip to Postgres, swept
+    pgbouncer: bool = False  # --pgbouncer: each app reaches Postgres through its own PgBouncer
     tune: bool = False  # --tune: search each app's configurations per condition, keep the best
 
 

@@ -101,6 +101,7 @@ class AppRun:
     server: str | None = None
     note: str | None = None
     proxy: str | None = None  # nginx's version when behind it
+    pgbouncer: str | None = None  # PgBouncer's version and pool when behind it (--pgbouncer)
     reason: str | None = None
     server_command: str | None = None
     workers: int | None = None  # worker processes, counted in its process tree

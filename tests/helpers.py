@@ -4,6 +4,7 @@ import os
 
 import pytest
 
+from bench.stack import pgbouncer
 from db import embedded
 from tests.faults import behind_proxy
 from tools.serve import AppNotStarted, running
@@ -14,6 +15,16 @@ def query(connection, sql, *params):
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+def needs_pgbouncer():
+    """Skip the test where PgBouncer is not installed; fail it in CI (.ci/run
+    installs it)."""
+    if not pgbouncer.binary():
+        message = "no pgbouncer: apt-get install pgbouncer (.ci/run)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
 
 
 def serve(app, database_url, log_dir, **settings):

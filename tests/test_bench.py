@@ -331,6 +331,8 @@ def test_options():
 def test_a_delay_is_not_put_in_front_of_a_server_started_elsewhere():
     with pytest.raises(SystemExit, match="not with --target"):
         cli.main(["quart", "--target", "http://127.0.0.1:1", "--db-delay", "5ms"])
+    with pytest.raises(SystemExit, match="not with --target"):
+        cli.main(["quart", "--target", "http://127.0.0.1:1", "--pgbouncer"])
 
 
 def test_each_app_is_named_in_its_database_url():

@@ -131,6 +131,26 @@ def test_every_pool_of_every_app_started_at_once_fits():
     assert targets.connections_needed(options(), 20) == 1 + 20 + 5 + 20
 
 
+def test_behind_pgbouncer_postgres_needs_each_apps_pgbouncer_pool_not_its_pools():
+    bounced = options(pgbouncer=True)
+    assert targets.connections_needed(bounced, 8) == 4 * 8
+    # Flask's 5 sync workers share a budget of 2 through PgBouncer; without it
+    # only 2 of them would run.
+    assert targets.app_shape(bounced, "flask", "tuned", 2).processes == 5
+    assert targets.app_shape(options(), "flask", "tuned", 2).processes == 2
+
+    def settings(options, app):
+        return targets.app_settings(
+            options, app, "tuned", targets.app_shape(options, app, "tuned", 8)
+        )
+
+    assert settings(bounced, "quart")["TRANSACTION_POOLING"] == "1"
+    # asyncpg's statement cache must go behind it: not undone by --env.
+    undone = options(pgbouncer=True, env={"TRANSACTION_POOLING": "0"})
+    assert settings(undone, "sanic")["TRANSACTION_POOLING"] == "1"
+    assert "TRANSACTION_POOLING" not in settings(options(), "quart")
+
+
 def measurement(app, rates):
     runs = [{"requests_per_s": rate} for rate in rates]
     summary = Summary(

@@ -1,15 +1,13 @@
 """The apps behind PgBouncer in transaction mode, as compose.yaml and
 deploy/k8s run them: docker/pgbouncer/entrypoint.sh (the image's entrypoint)
-runs here, on Debian's pgbouncer (.ci/run installs it), in front of the test
+runs here through the benchmark's launcher (bench/stack/pgbouncer.py), on
+Debian's pgbouncer (.ci/run installs it), in front of the test
 database; each app under its production server reaches Postgres through it,
 with TRANSACTION_POOLING=1. Under concurrent reads and writes every answer is
 right and every 201 a row; Postgres sees PgBouncer's pool, not the apps'.
 """
 
 import contextlib
-import os
-import shutil
-import subprocess
 import threading
 import time
 from urllib.parse import urlsplit, urlunsplit
@@ -18,15 +16,13 @@ import psycopg2
 import pytest
 import requests
 
-from db import embedded
+from bench.stack.pgbouncer import Bouncer
 from db.load import load
-from tests.helpers import query, serve
-from tools import ROOT
+from tests.helpers import needs_pgbouncer, query, serve
 from tools.serve import APPS
 
 pytestmark = pytest.mark.slow  # starts every app under its server
 
-ENTRYPOINT = ROOT / "docker" / "pgbouncer" / "entrypoint.sh"
 POOL, RESERVE = 4, 1  # PgBouncer's server connections: fewer than the clients
 CLIENTS, REQUESTS = 8, 40  # threads, and requests each
 
@@ -60,56 +56,22 @@ def bounced_db(bounced_url):
 
 @pytest.fixture(scope="module")
 def pgbouncer(bounced_url, tmp_path_factory):
-    """PgBouncer on a free port of 127.0.0.1 in front of bounced_url's database;
-    yields the apps' DATABASE_URL."""
-    if not shutil.which("pgbouncer", path=f"{os.environ['PATH']}{os.pathsep}/usr/sbin"):
-        message = "no pgbouncer: apt-get install pgbouncer (.ci/run)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    database = urlsplit(bounced_url)
-    port = embedded.free_port()
-    env = {
-        "PATH": f"{os.environ['PATH']}{os.pathsep}/usr/sbin",
-        "DB_HOST": database.hostname,
-        "DB_PORT": str(database.port),
-        "DB_USER": database.username,
-        "DB_PASSWORD": "bouncer-test",
-        "DEFAULT_POOL_SIZE": str(POOL),
-        "RESERVE_POOL_SIZE": str(RESERVE),
-        "LISTEN_ADDR": "127.0.0.1",
-        "LISTEN_PORT": str(port),
-        "STATEMENT_TIMEOUT_MS": "4000",
-    }
-    # PgBouncer refuses to run as root: as nobody then (the image: postgres).
-    user = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
-    command = [*user * (os.geteuid() == 0), "sh", str(ENTRYPOINT)]
+    """PgBouncer on a free port of 127.0.0.1 in front of bounced_url's database
+    (bench/stack/pgbouncer.py, the benchmark's launcher); yields the apps'
+    DATABASE_URL."""
+    needs_pgbouncer()
     log_path = tmp_path_factory.mktemp("pgbouncer") / "pgbouncer.log"
-    with open(log_path, "w") as log:
-        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"postgresql://{database.username}:bouncer-test@127.0.0.1:{port}{database.path}"
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            assert process.poll() is None, log_path.read_text()
-            try:
-                psycopg2.connect(url, connect_timeout=2).close()
-                break
-            except psycopg2.OperationalError:
-                assert time.monotonic() < deadline, log_path.read_text()
-                time.sleep(0.2)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
+    with open(log_path, "w") as log, Bouncer(bounced_url, log, POOL, RESERVE) as bouncer:
+        yield bouncer.url
 
 
 def test_the_statement_timeout_is_pgbouncers(pgbouncer):
     """A client's own startup setting (psycopg2's options) cannot pass
-    PgBouncer: its connect_query sets the bound on every server connection."""
+    PgBouncer: its connect_query sets the bound (entrypoint.sh's default) on
+    every server connection."""
     connection = psycopg2.connect(pgbouncer, options="-c statement_timeout=1000")
     try:
-        assert query(connection, "SHOW statement_timeout") == [("4s",)]
+        assert query(connection, "SHOW statement_timeout") == [("5s",)]
     finally:
         connection.close()
 

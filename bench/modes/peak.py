@@ -125,6 +125,8 @@ def what_ran(app):
         line += f"; NOT AS ASKED: {app.differs}"
     if app.proxy:
         line += f", behind {app.proxy} (proxy/api.inc)"
+    if app.pgbouncer:
+        line += f", to Postgres through {app.pgbouncer}"
     versions = ", ".join(f"{name} {v}" for name, v in app.versions.items())
     return f"{line}; {versions}"
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from bench.errors import AppFailed
 from bench.records import AppRun
-from bench.stack import database, deployments, environment, readback, verify
+from bench.stack import database, deployments, environment, pgbouncer, readback, verify
 from bench.stack.delay_proxy import Launched
 from bench.stack.processes import cpu_set, free_port, pinned, server_command
 from bench.stack.servers import ENTRY, PRODUCTION, SERVERS
@@ -57,7 +57,13 @@ def app_cores(options):
 def app_shape(options, app, deployment, connections):
     """The Shape app runs in, in deployment, under a budget of connections."""
     return deployments.shape(
-        deployment, app, app_cores(options), connections, options.workers, options.worker_threads
+        deployment,
+        app,
+        app_cores(options),
+        connections,
+        options.workers,
+        options.worker_threads,
+        bounced=options.pgbouncer,
     )
 
 
@@ -68,6 +74,8 @@ def app_settings(options, app, deployment, shape):
     for name, value in options.env.items():
         joined = name == "GUNICORN_CMD_ARGS" and name in settings
         settings[name] = f"{settings[name]} {value}" if joined else value
+    if options.pgbouncer:  # no session state may outlive a transaction: not --env's to undo
+        settings["TRANSACTION_POOLING"] = "1"
     return settings
 
 
@@ -104,7 +112,10 @@ def packages_needed(options):
 
 def connections_needed(options, connections):
     """Every pool of every app started at once, full, under a budget of
-    connections per app."""
+    connections per app; behind PgBouncer, what each app's PgBouncer holds
+    (the apps' pools are its clients, not Postgres')."""
+    if options.pgbouncer:
+        return connections * len(pairs(options))
     return sum(
         app_shape(options, app, deployment, connections).connections
         for app, deployment in pairs(options)
@@ -138,6 +149,27 @@ def external(options):
     return target
 
 
+def app_database(stack, options, target, database_url, log_path, connections):
+    """The URL target's app connects to, its connections named after it: through
+    a delay proxy of its own (--db-delay) and a PgBouncer of its own
+    (--pgbouncer, its pool at Postgres the app's budget of connections), both
+    stopped when the stack closes. PgBouncer sits beside the app (app ->
+    PgBouncer -> delay proxy -> Postgres), as on the app's host in production,
+    so that each of the app's round trips still pays the delay."""
+    database_url = database.named(database_url, target.application_name)
+    if target.db_delay:
+        proxy_log = stack.enter_context(open(log_path.with_suffix(".proxy.log"), "w"))
+        pin = options.pin and options.pin["db"]
+        target.proxy = stack.enter_context(Launched(database_url, target.db_delay, proxy_log, pin))
+        database_url = target.proxy.url
+    if options.pgbouncer:
+        bouncer_log = stack.enter_context(open(log_path.with_suffix(".pgbouncer.log"), "w"))
+        bouncer = pgbouncer.Bouncer(database_url, bouncer_log, connections)
+        database_url = stack.enter_context(bouncer).url
+        target.record.pgbouncer = f"{pgbouncer.version()}, a transaction pool of {connections}"
+    return database_url
+
+
 def start(stack, options, target, database_url, log_dir, stamp, connections):
     """Start target's app inside stack (stopped when the stack closes), under a
     budget of connections; on failure the target is marked failed and the run
@@ -151,18 +183,13 @@ def start(stack, options, target, database_url, log_dir, stamp, connections):
     command = None
     if name != PRODUCTION:
         command = SERVERS[name].command(target.app, "127.0.0.1", port, shape)
-    database_url = database.named(database_url, target.application_name)
-    if target.db_delay:
-        proxy_log = stack.enter_context(open(log_path.with_suffix(".proxy.log"), "w"))
-        pin = options.pin and options.pin["db"]
-        target.proxy = stack.enter_context(Launched(database_url, target.db_delay, proxy_log, pin))
-        database_url = target.proxy.url
     try:
+        database_url = app_database(stack, options, target, database_url, log_path, connections)
         with pinned(options.pin and options.pin["app"]):
             server = stack.enter_context(
                 running(target.app, port, database_url, log_path, 60, command, **settings)
             )
-    except AppNotStarted as error:
+    except (AppNotStarted, pgbouncer.BouncerNotStarted) as error:
         print(f"  {error}", flush=True)
         shown = os.path.relpath(log_path)
         target.fail(f"did not start: {str(error).splitlines()[0]} (its log: {shown})")
@@ -177,7 +204,7 @@ def start(stack, options, target, database_url, log_dir, stamp, connections):
     record.server_command = server_command(server.process.pid)
     record.workers, record.threads = shape.processes, shape.threads  # until read back
     record.db_connections, record.pool_size, record.settings = connections, shape.pool, settings
-    record.in_flight = shape.in_flight()
+    record.in_flight = min(shape.in_flight(), connections)  # behind PgBouncer: its pool
     record.log = str(log_path.relative_to(ROOT)) if log_path.is_relative_to(ROOT) else None
     target.log_path = log_path
 
