@@ -280,7 +280,8 @@ def main(argv=None):
     if not args.target and not targets.pairs(options):
         sys.exit("none of these apps runs under the servers named (WSGI or ASGI: see --help)")
     try:
-        targets.connections_needed(options, DEFAULT_CONNECTIONS)  # every app's shape, checked
+        if not args.target:
+            targets.connections_needed(options, DEFAULT_CONNECTIONS)  # every app's shape, checked
     except NoThreads as error:
         sys.exit(f"--worker-threads: {error}")
     try:
