@@ -26,6 +26,8 @@ STYLE = {
 # apps in the order asked, which differs between runs).
 APP_COLORS = {"flask": "C0", "quart": "C1", "sanic": "C2", "falcon": "C3"}
 STYLES = ["-", "--", ":", "-."]
+# (the data's span, max/min, above which: where each decade is labelled)
+LOG_LABELS = [(100, (1, 2, 5)), (10, (1, 1.5, 2, 3, 5, 7)), (0, (1, 1.5, 2, 3, 4, 5, 6, 7, 8))]
 
 
 def styled(draw):
@@ -82,12 +84,17 @@ def legend(figure, apps, styles=None, title=None, markers=None):
 
 
 def log_axis(axes, axis="y"):
-    """A log axis labelled in plain numbers at 1, 2 and 5 of each decade, the
-    other minor ticks unlabelled: the figures span orders of magnitude."""
+    """A log axis labelled in plain numbers at 1, 2 and 5 of each decade (at
+    more places when the data span less, LOG_LABELS), the other minor
+    ticks unlabelled: the figures span orders of magnitude. Call it once the
+    data are drawn: it reads their span."""
     scale = axes.set_yscale if axis == "y" else axes.set_xscale
     which = axes.yaxis if axis == "y" else axes.xaxis
     scale("log")
-    which.set_major_locator(LogLocator(subs=(1, 2, 5)))
+    low, high = axes.get_ylim() if axis == "y" else axes.get_xlim()
+    span = high / low if low > 0 else 1000
+    subs = next(subs for least, subs in LOG_LABELS if span > least)
+    which.set_major_locator(LogLocator(subs=subs))
     which.set_major_formatter(FormatStrFormatter("%g"))
     which.set_minor_formatter(NullFormatter())
 
