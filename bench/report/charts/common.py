@@ -4,6 +4,7 @@ per app whatever the run, one legend outside the data, log axes labelled in
 plain numbers, and the run's title."""
 
 import functools
+import zlib
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -49,8 +50,10 @@ def figure(height):
 
 
 def color(app):
-    """The app's colour; an app this project does not know gets a grey."""
-    return APP_COLORS.get(app, "C7")
+    """The app's colour; an app this project does not know (a --target's, say)
+    one of the others, picked from its name so that it too keeps it."""
+    others = ["C4", "C5", "C6", "C8", "C9", "C7"]
+    return APP_COLORS.get(app) or others[zlib.crc32(app.encode()) % len(others)]
 
 
 def apps_of(results):
