@@ -14,7 +14,7 @@ import psycopg2
 
 from bench.errors import BenchmarkError
 from bench.load import openloop
-from bench.modes import MODES, ceiling, db_delay, open_loop, peak, tune
+from bench.modes import ceiling, db_delay, open_loop, peak, tune
 from bench.plan import Progress, plan, say
 from bench.records import Results, to_json
 from bench.report.markdown import markdown
@@ -166,13 +166,9 @@ def save(saved, base):
     except BenchmarkError as error:
         say(f"no charts this time: {error}")
     else:
-        from bench.report import charts  # matplotlib: installed just now if missing
+        from bench.report.charts import drawn  # matplotlib: installed just now if missing
 
-        for mode in MODES:
-            for name, suffix in mode.CHARTS:
-                path = base.parent / (base.name + suffix)
-                if getattr(charts, name)(saved, path):  # nothing measured, nothing drawn
-                    paths.append(path)
+        paths += drawn(saved, base)
     say("\n" + text)
     for path in paths:
         say(f"saved {os.path.relpath(path)}")

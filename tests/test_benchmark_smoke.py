@@ -230,4 +230,6 @@ def test_db_delay_measures_every_app_at_every_delay_within_its_bound(database_ur
     text = path.with_suffix(".md").read_text()
     assert "## When async pays: database delay x connections" in text
     assert "| round trips | PSS MiB rest -> end |" in text
-    assert (tmp_path / (path.stem + "-sweep.png")).stat().st_size > 10_000
+    assert "### The decision: each app at its best" in text
+    for suffix in ("-sweep.png", "-decision.png"):
+        assert (tmp_path / (path.stem + suffix)).stat().st_size > 10_000

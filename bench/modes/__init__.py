@@ -3,7 +3,7 @@ closed-loop peak, the open-loop rate, the database-delay sweep, the server
 matrix and the proxy comparison. Each plans its steps, measures a step into a
 typed record (bench/records.py) and writes its section of the report
 (section(results) -> Markdown lines; CHARTS: the chart functions of
-bench/report/charts.py it draws, with their file suffixes).
+bench/report/charts/ it draws, with their file suffixes).
 
 Adding a mode is adding its module here and its name to MODES, in the place
 its section takes in the report."""

@@ -3,12 +3,14 @@ Every app, and pgbench, reaches Postgres through a delay proxy of its own
 (bench/stack/delay_proxy.py), once per delay: run() repeats the whole plan per
 delay (phases()). Its section: each app at every delay and connection count,
 with its memory, the connections it held, its round trips per request and the
-bound Little's law sets; its chart, req/s and p99 against each swept axis."""
+bound Little's law sets, after the decision table (each app at its best per
+delay and connection count); its charts, the decision (bench/report/charts/
+decision.py) and req/s and p99 against the swept axis."""
 
 from bench.report.tables import delays, memory_cell, number, requests_cell, table
 from bench.routes import ROUTES
 
-CHARTS = [("draw_sweep", "-sweep.png")]
+CHARTS = [("draw_decision", "-decision.png"), ("draw_sweep", "-sweep.png")]
 
 DELAY_PROXY = (
     "--db-delay D: each app, and pgbench, reaches Postgres through a TCP proxy of its "
@@ -94,6 +96,63 @@ def proxy_cpu(peaks):
     ]
 
 
+def best(results, route):
+    """{(app, delay ms, connections): its Peak with the most req/s on route,
+    over every deployment (configuration) the run measured for the app}:
+    the decision compares each app at its best, with that same run's p99."""
+    winners = {}
+    for peak in results.measurements:
+        if peak.route != route:
+            continue
+        key = (peak.app, peak.db_delay_ms, peak.connections)
+        if key not in winners or (
+            peak.summary.requests_per_s > winners[key].summary.requests_per_s
+        ):
+            winners[key] = peak
+    return winners
+
+
+def decision(results):
+    """Per route, the decision table: each app (rows, at every delay) at its
+    best per connection count: req/s, p99 and the configuration that did it;
+    [] unless several delays were measured."""
+    if len(delays(results)) < 2:
+        return []
+    counts = sorted({p.connections for p in results.measurements})
+    header = ["app", "DB delay"]
+    for count in counts:
+        header += [f"c={count} best req/s", "p99 ms", "configuration"]
+    lines = [
+        "### The decision: each app at its best",
+        "",
+        "Per app, database delay and connection count, the configuration (deployment) "
+        "of the run with the most req/s, and its p99.",
+        "",
+    ]
+    for route in results.wrk["routes"]:
+        winners = best(results, route)
+        rows = []
+        for app in dict.fromkeys(a.app for a in results.apps):
+            for delay in delays(results):
+                cells = []
+                for count in counts:
+                    peak = winners.get((app, delay, count))
+                    cells += (
+                        [
+                            requests_cell(peak.summary),
+                            f"{peak.summary.latency_ms['p99']:,.1f}",
+                            peak.configuration or peak.deployment,
+                        ]
+                        if peak
+                        else ["-", "-", "-"]
+                    )
+                if any(cell != "-" for cell in cells):
+                    rows.append([app, f"{delay:g} ms", *cells])
+        if rows:
+            lines += [f"#### {ROUTES[route].label}", "", table(header, rows), ""]
+    return lines
+
+
 def section(results):
     """Per deployment and route, each app at every database delay (rows) and
     connection count (columns): req/s, p99, the connections it held and, with
@@ -107,14 +166,16 @@ def section(results):
     header = ["app", "DB delay", "round trips", "PSS MiB rest -> end"]
     for count in counts:
         header += [f"c={count} req/s", "p99 ms", "held", "bound (in flight), reached"]
-    lines = ["## When async pays: database delay x connections", "", INTRO, ""]
+    lines = ["## When async pays: database delay x connections", ""]
+    lines += decision(results)
+    lines += [INTRO, ""]
     lines += proxy_cpu(peaks)
     for deployment in dict.fromkeys(p.deployment for p in peaks):
         for route in results.wrk["routes"]:
             rows = []
             for app in dict.fromkeys(a.app for a in results.apps):
                 for delay in delays(results):
-                    cells, trips, ends = [], None, []
+                    cells, trips, ends, app_run = [], None, [], None
                     for count in counts:
                         peak = by_key.get((app, deployment, delay, route, count))
                         if not peak:
@@ -124,6 +185,7 @@ def section(results):
                         ends.append(peak.pss_mib)
                         ran = (app, peak.configuration or deployment, delay)  # --tune: the chosen
                         limit = bound(peak, app_runs.get(ran))
+                        app_run = app_run or app_runs.get(ran)
                         cells += [
                             requests_cell(peak.summary),
                             f"{peak.summary.latency_ms['p99']:,.1f}",
@@ -131,7 +193,6 @@ def section(results):
                             bound_cell(limit, peak.summary.requests_per_s),
                         ]
                     if any(cell != "-" for cell in cells):
-                        app_run = app_runs.get((app, deployment, delay))
                         rest = app_run.pss_rest_mib if app_run else None
                         memory = memory_cell(rest, ends)
                         rows.append([app, f"{delay:g} ms", number(trips, "{:.1f}"), memory, *cells])

@@ -11,7 +11,7 @@ from bench.records import Peak
 from bench.report.tables import delay_words, latency_table, ratio_table, sections
 from bench.rotation import Step, every_app
 
-CHARTS = [("draw", ".png")]  # bench/report/charts.py: req/s and latency per section
+CHARTS = [("draw", ".png")]  # bench/report/charts/peak.py: req/s and latency per section
 
 
 def skipped(options):
