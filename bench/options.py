@@ -34,6 +34,7 @@ class Options:
     proxy: str = "off"  # off, on (nginx in front of every app) or both
     rates: object = None  # --rate: None (closed loop only), "auto", or a list of req/s
     db_delays: tuple = (0.0,)  # --db-delay: seconds added per round trip to Postgres, swept
+    replicas: tuple = (1,)  # --replicas: copies of each app behind nginx, each count a target
 
 
 def seconds(text):

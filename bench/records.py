@@ -87,11 +87,12 @@ class AppRun:
     server_command: str | None = None
     workers: int | None = None
     threads: int | None = None
-    in_flight: int | None = None  # requests it can have waiting on Postgres at once
-    pool_size: int | None = None
+    in_flight: int | None = None  # requests it can have waiting on Postgres at once, all copies
+    pool_size: int | None = None  # per worker process
     settings: dict = field(default_factory=dict)
     log: str | None = None
     db_delay_ms: float = 0.0
+    replicas: int = 1  # copies of the server behind nginx (--replicas); workers are per copy
 
     @property
     def label(self):

@@ -113,7 +113,9 @@ def what_ran(app):
         if app.threads:
             line += f" x {app.threads} threads"
         line += f", pool {app.pool_size}"
-    if app.proxy:
+    if app.replicas > 1:
+        line += f" per copy, x {app.replicas} replicas behind {app.proxy} (proxy/api.inc)"
+    elif app.proxy:
         line += f", behind {app.proxy} (proxy/api.inc)"
     versions = ", ".join(f"{name} {v}" for name, v in app.versions.items())
     return f"{line}; {versions}"

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from bench.errors import AppFailed
 from bench.records import AppRun
-from bench.stack import database, deployments, environment, production, verify
+from bench.stack import database, deployments, environment, production, replicas, verify
 from bench.stack.delay_proxy import Launched
-from bench.stack.processes import cpu_set, free_port, pinned, server_command
+from bench.stack.processes import cpu_set, free_port, pinned
 from bench.stack.servers import ENTRY, PRODUCTION, SERVERS
 from tools import ROOT, proxy
 from tools.serve import AppNotStarted, running
@@ -66,10 +66,15 @@ def fits(app, deployment):
 
 
 def variants(options):
-    """The deployments of the run, with nginx in front too or instead (--proxy)."""
+    """The deployments of the run, with nginx in front too or instead (--proxy),
+    each at every replica count (--replicas; copies are behind nginx anyway,
+    so "tuned" and "tuned+nginx" at 2 copies are one "tuned x2")."""
     suffixes = {"off": [""], "on": [deployments.BEHIND_NGINX]}
     suffixes["both"] = suffixes["off"] + suffixes["on"]
-    return [d + suffix for d in options.deployments for suffix in suffixes[options.proxy]]
+    named = [d + suffix for d in options.deployments for suffix in suffixes[options.proxy]]
+    return list(
+        dict.fromkeys(deployments.replicated(d, n) for d in named for n in options.replicas)
+    )
 
 
 def pairs(options):
@@ -89,11 +94,14 @@ def packages_needed(options):
 
 
 def connections_needed(options):
-    """Every pool of every app started at once, full: workers x pool size."""
-    return sum(
-        int(app_settings(options, app, deployment)["WEB_WORKERS"]) * options.pool_size
-        for app, deployment in pairs(options)
-    )
+    """Every pool of every copy of every app started at once, full: copies x
+    workers x pool size."""
+    needed = 0
+    for app, deployment in pairs(options):
+        copies = deployments.replicas(deployment)
+        settings = replicas.split(app_settings(options, app, deployment), copies)
+        needed += copies * int(settings["WEB_WORKERS"]) * int(settings["POOL_MAX_SIZE"])
+    return needed
 
 
 def new_target(app, deployment, db_delay=0.0):
@@ -123,20 +131,31 @@ def external(options):
     return target
 
 
+def argv(name, app, port, cores, workers):
+    """The command line of server `name` for app on port; None for serve.sh."""
+    return (
+        None
+        if name == PRODUCTION
+        else SERVERS[name].command(app, "127.0.0.1", port, cores, workers)
+    )
+
+
 def start(stack, options, target, database_url, log_dir, stamp):
-    """Start target's app inside stack (stopped when the stack closes);
-    on failure the target is marked failed and the run goes on."""
-    settings = app_settings(options, target.app, target.deployment)
+    """Start target's app inside stack (stopped when the stack closes), in as
+    many copies as its deployment names (bench/stack/replicas.py); on failure
+    the target is marked failed and the run goes on."""
+    copies = deployments.replicas(target.deployment)
+    settings = replicas.split(app_settings(options, target.app, target.deployment), copies)
     delay = f"-db{target.db_delay * 1000:g}ms" if target.db_delay else ""
-    log_path = log_dir / f"{stamp}-{target.app}-{target.deployment}{delay}.log"
+    shown_name = target.deployment.replace(" ", "-")
+    log_path = log_dir / f"{stamp}-{target.app}-{shown_name}{delay}.log"
     port = free_port(options.port)
     name = target.record.server
     workers = int(settings["WEB_WORKERS"])
-    command, threads = None, None
+    threads = None
     in_flight = workers if production.read(target.app).holds_thread else None
     if name != PRODUCTION:
         server = SERVERS[name]
-        command = server.command(target.app, "127.0.0.1", port, app_cores(options), workers)
         threads = server.budget(app_cores(options), workers)[1]
         in_flight = server.in_flight(app_cores(options), workers)
     database_url = database.named(database_url, target.application_name)
@@ -145,26 +164,30 @@ def start(stack, options, target, database_url, log_dir, stamp):
         pin = options.pin and options.pin["db"]
         target.proxy = stack.enter_context(Launched(database_url, target.db_delay, proxy_log, pin))
         database_url = target.proxy.url
+
+    def launch(port, path):
+        command = argv(name, target.app, port, app_cores(options), workers)
+        return running(target.app, port, database_url, path, 60, command, **settings)
+
     try:
         with pinned(options.pin and options.pin["app"]):
-            server = stack.enter_context(
-                running(target.app, port, database_url, log_path, 60, command, **settings)
-            )
+            servers = replicas.start(stack, copies, port, log_path, launch)
     except AppNotStarted as error:
         print(f"  {error}", flush=True)
         shown = os.path.relpath(log_path)
         target.fail(f"did not start: {str(error).splitlines()[0]} (its log: {shown})")
         return
-    target.url = server.url
+    target.url = servers[0].url
     if deployments.behind_nginx(target.deployment):
         nginx_port = free_port()
         with open(log_path.with_suffix(".nginx.log"), "w") as log:
-            stack.enter_context(proxy.proxied(port, nginx_port, log))
+            stack.enter_context(proxy.proxied(replicas.ports(servers), nginx_port, log))
         target.url = f"http://127.0.0.1:{nginx_port}"
     record = target.record
-    record.server_command = server_command(server.process.pid)
-    record.workers, record.threads, record.in_flight = workers, threads, in_flight
-    record.pool_size, record.settings = options.pool_size, settings
+    record.server_command, record.replicas = replicas.command_line(servers), copies
+    record.workers, record.threads = workers, threads
+    record.in_flight = in_flight and in_flight * copies
+    record.pool_size, record.settings = int(settings["POOL_MAX_SIZE"]), settings
     record.log = str(log_path.relative_to(ROOT)) if log_path.is_relative_to(ROOT) else None
 
 
