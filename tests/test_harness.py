@@ -363,7 +363,8 @@ def test_nginx_balances_over_every_port_it_is_given():
         config = (prefix / "nginx.conf").read_text()
     finally:
         shutil.rmtree(prefix)
-    upstream = config[config.index("upstream app {") : config.index("}", config.index("upstream"))]
+    start = config.index("upstream app {")
+    upstream = config[start : config.index("}", start)]
     assert re.findall(r"server (\S+);", upstream) == ["127.0.0.1:8101", "127.0.0.1:8102"]
     assert "keepalive 32;" in upstream and "listen 127.0.0.1:8100 " in config
     assert proxy.upstream_servers(8101) == "server 127.0.0.1:8101;"

@@ -54,9 +54,15 @@ def ports(servers):
 
 
 def command_line(servers):
-    """What ran, read from each copy's process: one command line, with
-    "(x N)" when N copies ran the same one, else each, separated by " ; "."""
-    lines = list(dict.fromkeys(server_command(server.process.pid) for server in servers))
-    if len(lines) == 1:
-        return lines[0] + (f" (x {len(servers)})" if len(servers) > 1 else "")
+    """What ran, read from each copy's process: the first copy's command
+    line, with "(x N on ports ...)" when the others ran the same one on their
+    own port, else every copy's, separated by " ; "."""
+    lines = [server_command(server.process.pid) for server in servers]
+    if len(servers) == 1:
+        return lines[0]
+    listening = ports(servers)
+    pairs = zip(lines, listening, strict=True)
+    mine = {str(line).replace(str(port), "PORT") for line, port in pairs}
+    if len(mine) == 1:
+        return f"{lines[0]} (x {len(servers)} on ports {', '.join(map(str, listening))})"
     return " ; ".join(str(line) for line in lines)
