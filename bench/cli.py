@@ -38,6 +38,8 @@ examples:
   ./benchmark.sh flask sanic --rate 500,1000 open-loop runs at these requests/s
   ./benchmark.sh all --db-delay 0,1ms,5ms,20ms -c 10,100
                                              when async pays: Postgres farther away, swept
+  ./benchmark.sh flask quart --replicas 1,2,4
+                                             1, 2 and 4 copies of each app behind nginx
   ./benchmark.sh all --duration 5m           the article's run length
   ./benchmark.sh quart --target http://quart:8000 --database-url postgresql://...
                                              measure a server that is already running
@@ -191,6 +193,15 @@ def parser():
         "cores and --db-connections, then the best measured in rotation; replaces "
         "--deployment and --server",
     )
+    p.add_argument(
+        "--replicas",
+        type=int_list,
+        default=[1],
+        metavar="N[,N...]",
+        help="run N copies of each app's server behind nginx, sharing the app's worker "
+        "processes and database connections (bench/stack/replicas.py); a list, e.g. 1,2,4, "
+        "measures each count side by side in rotation (default 1: one copy, as --proxy says)",
+    )
     p.add_argument("--no-pgbench", action="store_true", help="skip the database ceiling")
     p.add_argument("--results", default="results", help="folder for the results (default results/)")
     return p
@@ -228,6 +239,8 @@ def main(argv=None):
     if args.target:
         if len(apps) != 1:
             sys.exit("--target measures one server: name one APP to label it")
+        if args.replicas != [1]:
+            sys.exit("--replicas starts copies of an app: not with --target")
         if any(args.db_delay):
             sys.exit(
                 "--db-delay puts a proxy between the apps it starts and Postgres: not with --target"
@@ -243,8 +256,8 @@ def main(argv=None):
         sys.exit(
             "wrk is not installed: apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"
         )
-    if args.proxy != "off" and not proxy.binary():
-        sys.exit("--proxy needs nginx: apt-get install nginx-light (Debian/Ubuntu)")
+    if (args.proxy != "off" or max(args.replicas) > 1) and not proxy.binary():
+        sys.exit("--proxy and --replicas need nginx: apt-get install nginx-light (Debian/Ubuntu)")
     if args.pgbouncer and not pgbouncer.binary():
         sys.exit("--pgbouncer needs PgBouncer: apt-get install pgbouncer (Debian/Ubuntu)")
     if args.pin and not shutil.which("taskset"):
@@ -276,6 +289,7 @@ def main(argv=None):
         db_delays=args.db_delay,
         tune=args.tune,
         pgbouncer=args.pgbouncer,
+        replicas=tuple(dict.fromkeys(args.replicas)),
     )
     if not args.target and not targets.pairs(options):
         sys.exit("none of these apps runs under the servers named (WSGI or ASGI: see --help)")

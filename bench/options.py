@@ -37,6 +37,7 @@ class Options:
     db_delays: tuple = (0.0,)  # --db-delay: seconds added per round trip to Postgres, swept
     pgbouncer: bool = False  # --pgbouncer: each app reaches Postgres through its own PgBouncer
     tune: bool = False  # --tune: search each app's configurations per condition, keep the best
+    replicas: tuple = (1,)  # --replicas: copies of each app behind nginx, each count a target
 
 
 def seconds(text):

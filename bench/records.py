@@ -104,9 +104,9 @@ class AppRun:
     pgbouncer: str | None = None  # PgBouncer's version and pool when behind it (--pgbouncer)
     reason: str | None = None
     server_command: str | None = None
-    workers: int | None = None  # worker processes, counted in its process tree
+    workers: int | None = None  # worker processes (per copy), counted in its process tree
     threads: int | None = None  # per process, as configured
-    in_flight: int | None = None  # requests it can have waiting on Postgres at once
+    in_flight: int | None = None  # requests it can have waiting on Postgres at once, all copies
     pool_size: int | None = None  # connections per process
     db_connections: int | None = None  # the app's budget (--db-connections)
     worker_class: str | None = None  # gunicorn's, as its log states it
@@ -116,6 +116,7 @@ class AppRun:
     log: str | None = None
     db_delay_ms: float = 0.0
     pss_rest_mib: float | None = None  # its memory once started and verified, before any load
+    replicas: int = 1  # copies of the server behind nginx (--replicas); workers are per copy
 
     @property
     def label(self):

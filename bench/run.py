@@ -192,7 +192,7 @@ def measure_at(delay, context, routes, progress, results_dir, stamp):
         started = start_targets(stack, options, db, delay, progress, results_dir, stamp)
         measured = targets.verified(started, routes, db.connection, db.reset_reviews)
         for target in measured:  # at rest: every app started, verified, not yet loaded
-            target.record.pss_rest_mib = memory.pss_mib(target.pid)
+            target.record.pss_rest_mib = memory.pss_mib(*target.pids)
         peaks, rates, trials = [], [], []
         if not peak.skipped(options):
             peak.prime(measured, context, routes, progress)

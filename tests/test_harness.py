@@ -4,6 +4,8 @@ objects, the rotation, the time estimate, the ratio spread. No database."""
 import importlib
 import json
 import re
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,7 @@ from bench.records import AppRun, Peak, Results, Summary, to_json
 from bench.report import tables
 from bench.routes import ROUTES
 from bench.stack import targets
+from bench.stack.budget import Shape
 from tools import ROOT
 from tools.serve import APPS
 
@@ -341,3 +344,88 @@ def test_the_matrix_runs_quart_under_uvicorn_as_its_serve_sh_does():
     ]
     for option in ("--loop", "--http", "--lifespan", "--timeout-graceful-shutdown"):
         assert matrix[matrix.index(option) + 1] == production.read("quart").option(option)
+
+
+def test_replicas_make_each_count_a_target_behind_nginx():
+    from bench.stack import deployments
+
+    run = options(apps=["flask"], deployments=["tuned"], proxy="both", replicas=(1, 2, 4))
+    assert targets.pairs(run) == [
+        ("flask", "tuned"),
+        ("flask", "tuned x2"),
+        ("flask", "tuned x4"),
+        ("flask", "tuned+nginx"),
+    ]
+    assert [deployments.replicas(d) for _, d in targets.pairs(run)] == [1, 2, 4, 1]
+    assert deployments.behind_nginx("tuned x2") and not deployments.behind_nginx("tuned")
+    assert deployments.base("article x4") == "article"
+    assert deployments.server_for("article x2", "quart") == "hypercorn-uvloop"
+    assert deployments.workers("tuned x2", "flask", cores=2) == 5  # the app's, before the split
+
+
+@pytest.mark.parametrize(
+    ("whole", "copies", "each"),
+    [
+        (Shape(5, 1, 1, True), 1, Shape(5, 1, 1, True)),  # one copy: as it is
+        (Shape(5, 1, 1, True), 2, Shape(2, 1, 1, True)),  # 2 + 2 sync workers
+        (Shape(5, 4, 4, True), 4, Shape(1, 4, 4, True)),  # 1 x 4 threads, 5 connections each
+        (Shape(2, 1, 10, False), 2, Shape(1, 1, 10, False)),
+        (Shape(2, 1, 10, False), 4, Shape(1, 1, 5, False)),  # a copy needs a process
+    ],
+)
+def test_copies_share_the_apps_workers_and_its_connection_budget(whole, copies, each):
+    from bench.stack import replicas
+
+    assert replicas.copy_shape(whole, copies, 20) == each
+    assert copies * each.connections <= 20 + copies  # no more than the budget, up to rounding
+    assert replicas.share(3, 4) == 1 and replicas.share(7, 2) == 4
+
+
+def test_the_connections_needed_count_every_copy():
+    run = options(apps=["quart"], deployments=["tuned"], pin=None, replicas=(1, 2, 4))
+    one = targets.connections_needed(options(apps=["quart"], deployments=["tuned"], pin=None), 20)
+    assert targets.connections_needed(run, 20) == 3 * one
+
+
+def test_nginx_balances_over_every_port_it_is_given():
+    from tools import proxy
+
+    prefix = Path(proxy._prefix([8101, 8102], 8100))
+    try:
+        config = (prefix / "nginx.conf").read_text()
+    finally:
+        shutil.rmtree(prefix)
+    start = config.index("upstream app {")
+    upstream = config[start : config.index("}", start)]
+    assert re.findall(r"server (\S+);", upstream) == ["127.0.0.1:8101", "127.0.0.1:8102"]
+    assert "keepalive 32;" in upstream and "listen 127.0.0.1:8100 " in config
+    assert proxy.upstream_servers(8101) == "server 127.0.0.1:8101;"
+
+
+def test_the_report_sets_req_s_and_p99_against_replicas():
+    from bench.modes import peak, replica_sweep
+
+    peaks = [
+        peak_of(d, rate, app=app)
+        for app in ("flask", "quart")
+        for d, rate in (("tuned", 1000), ("tuned x2", 900))
+    ]
+    results = Results("./benchmark.sh flask quart --replicas 1,2", {}, {}, [], peaks)
+    lines = replica_sweep.section(results)
+    assert "| app | route | connections | x1: req/s / p99 ms | x2: req/s / p99 ms |" in lines[4]
+    assert "| flask (tuned) | GET /films/995/ | 20 | 1,000 / 1.0 | 900 / 1.0 |" in lines[4]
+    assert replica_sweep.section(Results("", {}, {}, [], peaks[:1])) == []
+    app = AppRun(
+        "flask",
+        "tuned x2",
+        "measured",
+        server_command="sh flask_app/serve.sh (x 2)",
+        workers=2,
+        pool_size=25,
+        db_connections=100,
+        proxy="nginx/1.22.1",
+        replicas=2,
+    )
+    line = peak.what_ran(app)
+    assert "2 worker(s), pool 25 per copy, x 2 replicas behind nginx/1.22.1 (proxy/api.inc)" in line
+    assert ", a budget of 100 connections" in line

@@ -2,6 +2,7 @@
 clients harmless to gunicorn's sync workers (proxy/api.inc says why).
 
     handle = start(app_port, listen_port, log)   # returns once nginx listens
+    handle = start([port_1, port_2], listen_port, log)   # balances over copies
     stop(handle)
 
 nginx runs in the foreground as a child process, with its own prefix in a
@@ -50,8 +51,10 @@ def version():
 
 
 def start(app_port, listen_port, log=None, timeout=10.0, extra_rules=""):
-    """Start nginx on 127.0.0.1:listen_port in front of 127.0.0.1:app_port;
-    extra_rules (nginx directives, for the tests) are added to api.inc's.
+    """Start nginx on 127.0.0.1:listen_port in front of 127.0.0.1:app_port (a
+    port, or a list of the ports of an app's copies: nginx balances round-robin
+    over them, ./benchmark.sh --replicas); extra_rules (nginx directives, for
+    the tests) are added to api.inc's.
 
     Raises FileNotFoundError without nginx, RuntimeError if it does not listen
     within `timeout` seconds (its errors are in `log`).
@@ -79,7 +82,8 @@ def start(app_port, listen_port, log=None, timeout=10.0, extra_rules=""):
 
 @contextlib.contextmanager
 def proxied(app_port, listen_port, log=None):
-    """start() ... stop() around a with block; yields the handle."""
+    """start() ... stop() around a with block (app_port: a port or a list);
+    yields the handle."""
     handle = start(app_port, listen_port, log)
     try:
         yield handle
@@ -98,7 +102,8 @@ def _prefix(app_port, listen_port, extra_rules=""):
     """A temporary nginx prefix: the rendered config, the rules, temp folders."""
     prefix = Path(tempfile.mkdtemp(prefix="nginx-"))
     config = CONFIG.read_text()
-    config = config.replace("@APP_PORT@", str(app_port)).replace("@LISTEN_PORT@", str(listen_port))
+    config = config.replace("@APP_SERVERS@", upstream_servers(app_port))
+    config = config.replace("@LISTEN_PORT@", str(listen_port))
     (prefix / "nginx.conf").write_text(config)
     (prefix / "api.inc").write_text(RULES.read_text() + extra_rules)
     (prefix / "tmp").mkdir()
@@ -107,6 +112,12 @@ def _prefix(app_port, listen_port, extra_rules=""):
         for path in (prefix, prefix / "tmp", prefix / "nginx.conf", prefix / "api.inc"):
             os.chown(path, entry.pw_uid, entry.pw_gid)
     return str(prefix)
+
+
+def upstream_servers(app_ports):
+    """The `server` lines of the upstream block: one per port (an int: one)."""
+    ports = [app_ports] if isinstance(app_ports, int) else list(app_ports)
+    return "\n        ".join(f"server 127.0.0.1:{port};" for port in ports)
 
 
 def _wait_listening(process, port, timeout):

@@ -36,7 +36,7 @@ def measure_once(target, route, db, options, log, load):
     args = load.command(options.duration)
     with database.ConnectionsHeld(db.url, target.application_name) as held:
         result = load.run(args, log)
-    result["pss_mib"] = memory.pss_mib(target.pid)  # before the books: the run's end
+    result["pss_mib"] = memory.pss_mib(*target.pids)  # before the books: the run's end
     result["command"] = shown(args)
     result["connections_held"] = held.most
     if before:

@@ -119,11 +119,13 @@ def what_ran(app):
         if app.os_threads:
             line += f", at most {app.os_threads} OS threads a worker"
         line += f", pool {app.pool_size}"
+        if app.replicas > 1:
+            line += f" per copy, x {app.replicas} replicas behind {app.proxy} (proxy/api.inc)"
         if app.db_connections:
-            line += f" of a budget of {app.db_connections}"
+            line += f", a budget of {app.db_connections} connections"
     if app.differs:
         line += f"; NOT AS ASKED: {app.differs}"
-    if app.proxy:
+    if app.proxy and app.replicas == 1:
         line += f", behind {app.proxy} (proxy/api.inc)"
     if app.pgbouncer:
         line += f", to Postgres through {app.pgbouncer}"

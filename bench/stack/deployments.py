@@ -58,14 +58,30 @@ DEPLOYMENTS = {
 }
 
 BEHIND_NGINX = "+nginx"  # a deployment's variant with nginx in front (--proxy)
+REPLICAS = " x"  # its variant with N copies of each app behind nginx (--replicas)
+
+
+def replicated(deployment, copies):
+    """The deployment with `copies` copies of each app behind one nginx,
+    "tuned x2"; one copy: the deployment itself. Copies are always behind
+    nginx (it balances over them), so "tuned+nginx" gives "tuned x2" too."""
+    return f"{base(deployment)}{REPLICAS}{copies}" if copies > 1 else deployment
+
+
+def replicas(deployment):
+    """How many copies of each app the deployment runs: 2 for "tuned x2"."""
+    _, marker, count = deployment.rpartition(REPLICAS)
+    return int(count) if marker and count.isdigit() else 1
 
 
 def behind_nginx(deployment):
-    return deployment.endswith(BEHIND_NGINX)
+    return deployment.endswith(BEHIND_NGINX) or replicas(deployment) > 1
 
 
 def base(deployment):
-    """The deployment without its proxy variant."""
+    """The deployment without its proxy or replicas variant."""
+    if replicas(deployment) > 1:
+        deployment = deployment.rpartition(REPLICAS)[0]
     return deployment.removesuffix(BEHIND_NGINX)
 
 

@@ -24,10 +24,10 @@ def pss_kib(pid):
     return None
 
 
-def pss_mib(pid):
-    """The PSS of pid and all its descendants in MiB; None when none of them
-    could be read (no pid, or the server is gone)."""
-    if pid is None:
-        return None
-    found = [kib for kib in map(pss_kib, process_tree(pid)) if kib is not None]
+def pss_mib(*pids):
+    """The PSS of these processes and all their descendants in MiB (every copy
+    of an app's server: --replicas); None when none of them could be read (no
+    pid, or the server is gone)."""
+    tree = [each for pid in pids if pid is not None for each in process_tree(pid)]
+    found = [kib for kib in map(pss_kib, tree) if kib is not None]
     return sum(found) / 1024 if found else None

@@ -3,13 +3,21 @@ production server (or a server already running, with --target), verified
 before it is measured, and described for the results."""
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bench.errors import AppFailed
 from bench.records import AppRun
-from bench.stack import database, deployments, environment, pgbouncer, readback, verify
+from bench.stack import (
+    database,
+    deployments,
+    environment,
+    pgbouncer,
+    readback,
+    replicas,
+    verify,
+)
 from bench.stack.delay_proxy import Launched
-from bench.stack.processes import cpu_set, free_port, pinned, server_command
+from bench.stack.processes import cpu_set, free_port, pinned
 from bench.stack.servers import ENTRY, PRODUCTION, SERVERS
 from tools import ROOT, proxy
 from tools.serve import AppNotStarted, running
@@ -28,7 +36,13 @@ class Target:
     url: str | None = None
     record: AppRun | None = None
     proxy: object = None  # the delay proxy in front of its database (a Launched)
-    pid: int | None = None  # its server's main process (bench/stack/memory.py reads its tree)
+    pids: list = field(default_factory=list)  # each copy's server's main process
+
+    @property
+    def pid(self):
+        """The first copy's server's main process (read back; memory reads them all)."""
+        return self.pids[0] if self.pids else None
+
     shape: object = None  # the Shape it runs in (bench/stack/budget.py)
     log_path: object = None  # its server's log
 
@@ -55,8 +69,9 @@ def app_cores(options):
 
 
 def app_shape(options, app, deployment, connections):
-    """The Shape app runs in, in deployment, under a budget of connections."""
-    return deployments.shape(
+    """The Shape each copy of app runs in, in deployment, under a budget of
+    connections for the app (all its copies: bench/stack/replicas.py)."""
+    whole = deployments.shape(
         deployment,
         app,
         app_cores(options),
@@ -64,6 +79,9 @@ def app_shape(options, app, deployment, connections):
         options.workers,
         options.worker_threads,
         bounced=options.pgbouncer,
+    )
+    return replicas.copy_shape(
+        whole, deployments.replicas(deployment), connections, options.pgbouncer
     )
 
 
@@ -88,10 +106,15 @@ def fits(app, deployment):
 
 
 def variants(options):
-    """The deployments of the run, with nginx in front too or instead (--proxy)."""
+    """The deployments of the run, with nginx in front too or instead (--proxy),
+    each at every replica count (--replicas; copies are behind nginx anyway,
+    so "tuned" and "tuned+nginx" at 2 copies are one "tuned x2")."""
     suffixes = {"off": [""], "on": [deployments.BEHIND_NGINX]}
     suffixes["both"] = suffixes["off"] + suffixes["on"]
-    return [d + suffix for d in options.deployments for suffix in suffixes[options.proxy]]
+    named = [d + suffix for d in options.deployments for suffix in suffixes[options.proxy]]
+    return list(
+        dict.fromkeys(deployments.replicated(d, n) for d in named for n in options.replicas)
+    )
 
 
 def pairs(options):
@@ -117,7 +140,8 @@ def connections_needed(options, connections):
     if options.pgbouncer:
         return connections * len(pairs(options))
     return sum(
-        app_shape(options, app, deployment, connections).connections
+        deployments.replicas(deployment)
+        * app_shape(options, app, deployment, connections).connections
         for app, deployment in pairs(options)
     )
 
@@ -172,39 +196,47 @@ def app_database(stack, options, target, database_url, log_path, connections):
 
 def start(stack, options, target, database_url, log_dir, stamp, connections):
     """Start target's app inside stack (stopped when the stack closes), under a
-    budget of connections; on failure the target is marked failed and the run
-    goes on."""
+    budget of connections, in as many copies as its deployment names
+    (bench/stack/replicas.py); on failure the target is marked failed and the
+    run goes on."""
     shape = app_shape(options, target.app, target.deployment, connections)
     settings = app_settings(options, target.app, target.deployment, shape)
+    copies = deployments.replicas(target.deployment)
     delay = f"-db{target.db_delay * 1000:g}ms" if target.db_delay else ""
-    log_path = log_dir / f"{stamp}-{target.app}-{target.deployment}{delay}.log"
-    port = free_port(options.port)
+    shown_name = target.deployment.replace(" ", "-")
+    log_path = log_dir / f"{stamp}-{target.app}-{shown_name}{delay}.log"
     name = target.record.server
-    command = None
-    if name != PRODUCTION:
-        command = SERVERS[name].command(target.app, "127.0.0.1", port, shape)
+
+    def launch(port, path):
+        command = (
+            None
+            if name == PRODUCTION
+            else SERVERS[name].command(target.app, "127.0.0.1", port, shape)
+        )
+        return running(target.app, port, database_url, path, 60, command, **settings)
+
     try:
         database_url = app_database(stack, options, target, database_url, log_path, connections)
         with pinned(options.pin and options.pin["app"]):
-            server = stack.enter_context(
-                running(target.app, port, database_url, log_path, 60, command, **settings)
-            )
+            servers = replicas.start(stack, copies, free_port(options.port), log_path, launch)
     except (AppNotStarted, pgbouncer.BouncerNotStarted) as error:
         print(f"  {error}", flush=True)
         shown = os.path.relpath(log_path)
         target.fail(f"did not start: {str(error).splitlines()[0]} (its log: {shown})")
         return
-    target.url, target.pid, target.shape = server.url, server.process.pid, shape
+    target.url, target.shape = servers[0].url, shape
+    target.pids = [server.process.pid for server in servers]
     if deployments.behind_nginx(target.deployment):
         nginx_port = free_port()
         with open(log_path.with_suffix(".nginx.log"), "w") as log:
-            stack.enter_context(proxy.proxied(port, nginx_port, log))
+            stack.enter_context(proxy.proxied(replicas.ports(servers), nginx_port, log))
         target.url = f"http://127.0.0.1:{nginx_port}"
     record = target.record
-    record.server_command = server_command(server.process.pid)
+    record.server_command, record.replicas = replicas.command_line(servers), copies
     record.workers, record.threads = shape.processes, shape.threads  # until read back
     record.db_connections, record.pool_size, record.settings = connections, shape.pool, settings
-    record.in_flight = min(shape.in_flight(), connections)  # behind PgBouncer: its pool
+    # All copies; behind PgBouncer, its pool bounds them.
+    record.in_flight = min(shape.in_flight() * copies, connections)
     record.log = str(log_path.relative_to(ROOT)) if log_path.is_relative_to(ROOT) else None
     target.log_path = log_path
 

@@ -1,0 +1,73 @@
+"""N copies of one app's server behind one nginx (./benchmark.sh --replicas N,
+deployments named "tuned x2"): each copy's share of the app's budgets, and
+the copies started.
+
+The budgets are the app's, whatever the number of copies: its worker
+processes for its CPU budget (bench/stack/deployments.py) and its database
+connections. So 1, 2 and 4 copies run on the same cores against the same
+connections, and what the comparison measures is only how the app is cut.
+"""
+
+from bench.stack import budget
+from bench.stack.processes import free_port, server_command
+
+
+def share(total, replicas):
+    """One copy's share of an app-wide budget: round(total / replicas), at
+    least 1. The copies run on the same cores one copy would have had, so they
+    split its processes (5 sync workers, gunicorn's 2 x cores + 1 on 2 cores:
+    2 per copy for 2 copies, 1 for 4) rather than each taking them all; the
+    same for connections, so that Postgres sees no more than with one copy.
+    At least 1: a copy needs a process, so 4 copies of Quart's 2 workers run
+    4 (the report states what ran)."""
+    return max(1, round(total / replicas))
+
+
+def copy_shape(whole, replicas, connections, bounced=False):
+    """The Shape (bench/stack/budget.py) of one copy, from the app's whole
+    Shape under a budget of connections: its share of the worker processes
+    and of the connections, split again over its processes. The app's total
+    stays what one copy would have held, up to rounding."""
+    if replicas == 1:
+        return whole
+    return budget.shaped(
+        share(whole.processes, replicas),
+        whole.threads,
+        whole.holds_thread,
+        share(connections, replicas),
+        bounced,
+    )
+
+
+def start(stack, replicas, port, log_path, launch):
+    """Start `replicas` copies inside stack (stopped when it closes), one
+    after the other: launch(port, log_path) is one copy's context manager
+    (tools/serve.running), yielding its Server once /health answers. The first
+    copy listens on port, the others on free ports; each logs to its own file
+    (log_path itself for a single copy). Returns the Servers. Raises what
+    launch raises (AppNotStarted) at the first copy that does not start."""
+    servers = []
+    for index in range(replicas):
+        path = log_path if replicas == 1 else log_path.with_suffix(f".{index + 1}.log")
+        servers.append(stack.enter_context(launch(port if index == 0 else free_port(), path)))
+    return servers
+
+
+def ports(servers):
+    """The ports the copies listen on, for nginx's upstream block."""
+    return [int(server.url.rsplit(":", 1)[1]) for server in servers]
+
+
+def command_line(servers):
+    """What ran, read from each copy's process: the first copy's command
+    line, with "(x N on ports ...)" when the others ran the same one on their
+    own port, else every copy's, separated by " ; "."""
+    lines = [server_command(server.process.pid) for server in servers]
+    if len(servers) == 1:
+        return lines[0]
+    listening = ports(servers)
+    pairs = zip(lines, listening, strict=True)
+    mine = {str(line).replace(str(port), "PORT") for line, port in pairs}
+    if len(mine) == 1:
+        return f"{lines[0]} (x {len(servers)} on ports {', '.join(map(str, listening))})"
+    return " ; ".join(str(line) for line in lines)

@@ -1,0 +1,124 @@
+"""./benchmark.sh --replicas: N copies of an app's server behind nginx, each
+with its share of the app's workers and connections, measured as one target.
+A sync app (gunicorn) and an async one (uvicorn), started as a run starts
+them (bench/stack/targets.start) and by ./benchmark.sh end to end."""
+
+import contextlib
+import json
+import subprocess
+import urllib.request
+
+import pytest
+
+from bench.options import Options
+from bench.stack import targets
+from tools import ROOT, proxy
+
+pytestmark = pytest.mark.slow  # starts the apps under their production servers
+
+APPS = ("flask", "quart")  # one on gunicorn's sync workers, one on an event loop
+BUDGET = 8  # connections for the app, all its copies
+
+
+def options(app):
+    return Options(
+        apps=[app],
+        deployments=["tuned"],
+        routes=["film"],
+        connections=[4],
+        threads=1,
+        duration=1,
+        warmup=0,
+        timeout=10,
+        repeat=1,
+        workers=None,
+        worker_threads=None,
+        db_connections=None,
+        env={},
+        database_url=None,
+        target=None,
+        port=0,
+        pin=None,
+        pgbench=False,
+        results_dir="results",
+        command=f"./benchmark.sh {app} --replicas 2",
+        replicas=(2,),
+    )
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_every_copy_answers_through_nginx(app, database_url, tmp_path):
+    run = options(app)
+    [(_, deployment)] = targets.pairs(run)
+    target = targets.new_target(app, deployment)
+    with contextlib.ExitStack() as stack:
+        targets.start(stack, run, target, database_url, tmp_path, "t", BUDGET)
+        assert target.measurable, target.record.reason
+        answered = []
+        for _ in range(20):
+            with urllib.request.urlopen(f"{target.url}/films/995/", timeout=10) as response:
+                assert response.status == 200
+                answered.append(response.headers["X-Upstream-Addr"])
+        logs = sorted(tmp_path.glob(f"t-{app}-tuned-x2.[0-9].log"))
+        # nginx takes turns (round-robin): each copy answered about half.
+        counts = [answered.count(address) for address in set(answered)]
+        assert len(logs) == 2 and len(counts) == 2 and min(counts) >= 5, answered
+    record = target.record
+    assert (record.replicas, record.proxy) == (2, proxy.version())
+    # 2 copies share the app's processes and its connection budget.
+    whole = targets.app_shape(run, app, "tuned", BUDGET)
+    assert record.workers == max(1, round(whole.processes / 2))
+    assert 2 * record.workers * record.pool_size <= BUDGET
+    assert record.db_connections == BUDGET
+    # What ran is read from each copy: the same command, on the ports nginx used.
+    command, _, listed = record.server_command.rpartition(" (x 2 on ports ")
+    assert sorted(listed.rstrip(")").split(", ")) == sorted(a.rsplit(":")[1] for a in set(answered))
+    assert command.split()[-1] == "--no-control-socket" or "--no-access-log" in command
+
+
+def test_benchmark_measures_two_copies_of_each_app_and_loses_nothing(database_url, tmp_path):
+    completed = subprocess.run(
+        [
+            "./benchmark.sh",
+            *APPS,
+            "--replicas",
+            "1,2",
+            "--routes",
+            "review",
+            "-c",
+            "4",
+            "--db-connections",
+            "4",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0",
+            "--no-pgbench",
+            "--database-url",
+            database_url,
+            "--results",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    [path] = tmp_path.glob("*.json")
+    results = json.loads(path.read_text())
+    ran = {(a["app"], a["deployment"]): a for a in results["apps"]}
+    assert {key: a["replicas"] for key, a in ran.items()} == {
+        ("flask", "tuned"): 1,
+        ("quart", "tuned"): 1,
+        ("flask", "tuned x2"): 2,
+        ("quart", "tuned x2"): 2,
+    }
+    assert all(a["status"] == "measured" for a in ran.values())
+    for measurement in results["measurements"]:
+        ledger, summary = measurement["ledger"], measurement["summary"]
+        assert summary["requests"] > 0 and summary["non_2xx"] == 0, measurement
+        assert ledger["rows_added"] - ledger["responses_2xx"] == ledger["in_flight"]
+    report = path.with_suffix(".md").read_text()
+    assert "## Replicas: req/s and p99 against copies" in report
+    assert "x 2 replicas behind nginx" in report
