@@ -148,11 +148,13 @@ def section(results):
     lines += [
         table(header, rows),
         "",
-        "The curve (search runs, req/s and p99 ms per route; the chosen in bold):",
+        "The curve (search runs, req/s and p99 ms per route, and the configuration's "
+        "memory once started; the chosen in bold):",
         "",
     ]
     header = ["app", "DB delay", "clients", "configuration"]
-    header += [f"{ROUTES[route].label} req/s, p99" for route in routes]
+    header += [f"{ROUTES[route].label} req/s, p99" for route in routes] + ["PSS MiB at rest"]
+    rest = {(a.app, a.deployment, a.db_delay_ms): a.pss_rest_mib for a in results.apps}
     rows = []
     order = list(TUNING)
     for t in sorted(
@@ -160,5 +162,6 @@ def section(results):
     ):
         name = f"**{t.deployment}**" if t.chosen else t.deployment
         cells = [f"{t.requests_per_s[r]:,.0f}, {t.p99_ms[r]:,.1f}" for r in routes]
-        rows.append([t.app, f"{t.db_delay_ms:g} ms", str(t.connections), name, *cells])
+        memory = number(rest.get((t.app, t.deployment, t.db_delay_ms)))
+        rows.append([t.app, f"{t.db_delay_ms:g} ms", str(t.connections), name, *cells, memory])
     return lines + [table(header, rows), ""]
