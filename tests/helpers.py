@@ -4,6 +4,8 @@ import os
 
 import pytest
 
+from bench.options import Options
+from bench.routes import ROUTES
 from bench.stack import pgbouncer
 from db import embedded
 from tests.faults import behind_proxy
@@ -38,3 +40,31 @@ def serve(app, database_url, log_dir, **settings):
                 yield server
     except AppNotStarted as error:
         pytest.fail(str(error))
+
+
+def bench_options(**changes):
+    """The Options of a benchmark run (bench/options.py), as ./benchmark.sh flask
+    quart would make them, with changes."""
+    values = dict(
+        apps=["flask", "quart"],
+        deployments=["article", "tuned"],
+        routes=list(ROUTES),
+        connections=[20],
+        threads=2,
+        duration=8,
+        warmup=2,
+        timeout=10,
+        repeat=5,
+        workers=None,
+        worker_threads=None,
+        db_connections=None,
+        env={},
+        database_url=None,
+        target=None,
+        port=0,
+        pin={"app": "0-1", "db": "0", "load": "1"},
+        pgbench=True,
+        results_dir="results",
+        command="./benchmark.sh flask quart",
+    )
+    return Options(**{**values, **changes})

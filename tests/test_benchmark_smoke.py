@@ -13,14 +13,15 @@ ROUTES = {"film", "films", "review"}
 pytestmark = pytest.mark.slow  # runs ./benchmark.sh, which starts the app
 
 
-def benchmark(results_dir, *args):
-    """./benchmark.sh args, saving into results_dir; the results JSON it saved."""
+def benchmark(results_dir, *args, timeout=180):
+    """./benchmark.sh args, saving into results_dir: (the path of the results
+    JSON it saved, its content)."""
     completed = subprocess.run(
         ["./benchmark.sh", *args, "--results", str(results_dir)],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=timeout,
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     [path] = results_dir.glob("*.json")

@@ -3,9 +3,7 @@ Shape each app runs in (bench/stack/budget.py), the threads and processes
 read back from the running server (bench/stack/readback.py), and the budget
 held at Postgres, end to end."""
 
-import json
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -13,15 +11,15 @@ import psycopg2
 import pytest
 
 from bench import cli
-from bench.options import Options
 from bench.run import connection_budget
 from bench.stack import budget, deployments, readback, targets
 from bench.stack.budget import Shape, shaped
 from bench.stack.servers import SERVERS
 from db import embedded
 from db.load import load
-from tools import ROOT
-from tools.serve import running
+from tests.helpers import bench_options
+from tests.test_benchmark_smoke import benchmark
+from tools.serve import APPS, running
 
 
 def test_a_sync_worker_gets_one_connection_an_event_loop_its_share():
@@ -86,29 +84,7 @@ def test_serve_sh_threads_go_through_gunicorn_and_an_event_loop_runs_as_it_is():
 
 
 def options(**changes):
-    values = dict(
-        apps=["flask", "quart", "sanic", "falcon"],
-        deployments=["article", "tuned"],
-        routes=["film"],
-        connections=[10],
-        threads=1,
-        duration=1,
-        warmup=0,
-        timeout=5,
-        repeat=1,
-        workers=None,
-        worker_threads=None,
-        db_connections=None,
-        env={},
-        database_url=None,
-        target=None,
-        port=0,
-        pin=None,
-        pgbench=False,
-        results_dir="results",
-        command="./benchmark.sh all",
-    )
-    return Options(**{**values, **changes})
+    return bench_options(**{"apps": list(APPS), "routes": ["film"], "pin": None, **changes})
 
 
 @pytest.fixture(scope="module")
@@ -144,21 +120,13 @@ def test_every_server_of_every_app_fits_a_stock_postgres(stock_postgres):
 def test_all_runs_against_a_stock_postgres_and_no_app_holds_more_than_its_budget(
     stock_postgres, tmp_path
 ):
-    completed = subprocess.run(
-        [
-            "./benchmark.sh",
-            *("all", "--deployment", "both", "--routes", "film,review"),
-            *("-c", "30", "--duration", "2s", "--warmup", "0", "--no-pgbench"),
-            *("--database-url", stock_postgres, "--results", str(tmp_path)),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
+    path, results = benchmark(
+        tmp_path,
+        *("all", "--deployment", "both", "--routes", "film,review"),
+        *("-c", "30", "--duration", "2s", "--warmup", "0", "--no-pgbench"),
+        *("--database-url", stock_postgres),
         timeout=400,
     )
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    [path] = tmp_path.glob("*.json")
-    results = json.loads(path.read_text())
     apps = {(a["app"], a["deployment"], a["db_delay_ms"]): a for a in results["apps"]}
     assert len(apps) == 8 and all(a["status"] == "measured" for a in apps.values())
     for peak in results["measurements"]:
@@ -170,22 +138,14 @@ def test_all_runs_against_a_stock_postgres_and_no_app_holds_more_than_its_budget
 
 @pytest.mark.slow
 def test_worker_threads_end_to_end_the_record_says_what_ran(database_url, tmp_path):
-    completed = subprocess.run(
-        [
-            "./benchmark.sh",
-            *("flask", "falcon", "--worker-threads", "6", "--workers", "2"),
-            *("--db-connections", "8", "--routes", "film", "-c", "40"),
-            *("--duration", "2s", "--warmup", "0", "--no-pgbench"),
-            *("--database-url", database_url, "--results", str(tmp_path)),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
+    path, results = benchmark(
+        tmp_path,
+        *("flask", "falcon", "--worker-threads", "6", "--workers", "2"),
+        *("--db-connections", "8", "--routes", "film", "-c", "40"),
+        *("--duration", "2s", "--warmup", "0", "--no-pgbench"),
+        *("--database-url", database_url),
         timeout=200,
     )
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    [path] = tmp_path.glob("*.json")
-    results = json.loads(path.read_text())
     for app in results["apps"]:
         assert (app["workers"], app["threads"], app["worker_class"]) == (2, 6, "gthread")
         assert (app["pool_size"], app["in_flight"], app["differs"]) == (4, 8, None)

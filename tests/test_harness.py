@@ -11,12 +11,12 @@ import pytest
 
 from bench import plan, rotation
 from bench.modes import open_loop, server_matrix
-from bench.options import Options
 from bench.records import AppRun, Peak, Results, Summary, to_json
 from bench.report import tables
 from bench.routes import ROUTES
 from bench.stack import targets
 from bench.stack.budget import Shape
+from tests.helpers import bench_options
 from tools import ROOT
 from tools.serve import APPS
 
@@ -76,30 +76,7 @@ def test_the_time_left_is_what_each_kind_of_step_really_took(monkeypatch):
     assert progress.left() == 1 * 100 + 1 * 30
 
 
-def options(**changes):
-    values = dict(
-        apps=["flask", "quart"],
-        deployments=["article", "tuned"],
-        routes=list(ROUTES),
-        connections=[20],
-        threads=2,
-        duration=8,
-        warmup=2,
-        timeout=10,
-        repeat=5,
-        workers=None,
-        worker_threads=None,
-        db_connections=None,
-        env={},
-        database_url=None,
-        target=None,
-        port=0,
-        pin={"app": "0-1", "db": "0", "load": "1"},
-        pgbench=True,
-        results_dir="results",
-        command="./benchmark.sh flask quart",
-    )
-    return Options(**{**values, **changes})
+options = bench_options
 
 
 def test_the_plan_counts_every_run_start_and_ceiling():

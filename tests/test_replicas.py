@@ -4,15 +4,14 @@ A sync app (gunicorn) and an async one (uvicorn), started as a run starts
 them (bench/stack/targets.start) and by ./benchmark.sh end to end."""
 
 import contextlib
-import json
-import subprocess
 import urllib.request
 
 import pytest
 
-from bench.options import Options
 from bench.stack import targets
-from tools import ROOT, proxy
+from tests.helpers import bench_options
+from tests.test_benchmark_smoke import benchmark
+from tools import proxy
 
 pytestmark = pytest.mark.slow  # starts the apps under their production servers
 
@@ -21,26 +20,12 @@ BUDGET = 8  # connections for the app, all its copies
 
 
 def options(app):
-    return Options(
+    return bench_options(
         apps=[app],
         deployments=["tuned"],
         routes=["film"],
         connections=[4],
-        threads=1,
-        duration=1,
-        warmup=0,
-        timeout=10,
-        repeat=1,
-        workers=None,
-        worker_threads=None,
-        db_connections=None,
-        env={},
-        database_url=None,
-        target=None,
-        port=0,
         pin=None,
-        pgbench=False,
-        results_dir="results",
         command=f"./benchmark.sh {app} --replicas 2",
         replicas=(2,),
     )
@@ -77,36 +62,25 @@ def test_every_copy_answers_through_nginx(app, database_url, tmp_path):
 
 
 def test_benchmark_measures_two_copies_of_each_app_and_loses_nothing(database_url, tmp_path):
-    completed = subprocess.run(
-        [
-            "./benchmark.sh",
-            *APPS,
-            "--replicas",
-            "1,2",
-            "--routes",
-            "review",
-            "-c",
-            "4",
-            "--db-connections",
-            "4",
-            "--duration",
-            "1s",
-            "--warmup",
-            "0",
-            "--no-pgbench",
-            "--database-url",
-            database_url,
-            "--results",
-            str(tmp_path),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
+    path, results = benchmark(
+        tmp_path,
+        *APPS,
+        "--replicas",
+        "1,2",
+        "--routes",
+        "review",
+        "-c",
+        "4",
+        "--db-connections",
+        "4",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0",
+        "--no-pgbench",
+        "--database-url",
+        database_url,
     )
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    [path] = tmp_path.glob("*.json")
-    results = json.loads(path.read_text())
     ran = {(a["app"], a["deployment"]): a for a in results["apps"]}
     assert {key: a["replicas"] for key, a in ran.items()} == {
         ("flask", "tuned"): 1,

@@ -1,9 +1,6 @@
 """--tune (bench/modes/tune.py): every configuration of an app searched per
 condition, the best chosen by its req/s, then confirmed in rotation."""
 
-import json
-import subprocess
-
 import pytest
 
 from bench.modes import tune
@@ -11,7 +8,7 @@ from bench.records import Trial
 from bench.routes import ROUTES
 from bench.stack import deployments
 from bench.stack.targets import Target, fits
-from tools import ROOT
+from tests.test_benchmark_smoke import benchmark
 
 
 def test_each_app_gets_the_configurations_of_its_kind():
@@ -55,21 +52,13 @@ def test_only_the_chosen_configuration_is_confirmed():
 
 @pytest.mark.slow
 def test_tune_searches_at_least_two_configurations_and_keeps_the_curve(database_url, tmp_path):
-    completed = subprocess.run(
-        [
-            "./benchmark.sh",
-            *("flask", "quart", "--tune", "--routes", "film,review", "-c", "8"),
-            *("--duration", "1s", "--warmup", "0", "--no-pgbench"),
-            *("--database-url", database_url, "--results", str(tmp_path)),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
+    path, results = benchmark(
+        tmp_path,
+        *("flask", "quart", "--tune", "--routes", "film,review", "-c", "8"),
+        *("--duration", "1s", "--warmup", "0", "--no-pgbench"),
+        *("--database-url", database_url),
         timeout=300,
     )
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    [path] = tmp_path.glob("*.json")
-    results = json.loads(path.read_text())
     for app in ("flask", "quart"):
         curve = [t for t in results["tuning"] if t["app"] == app]
         assert len(curve) >= 3 and all(
