@@ -68,3 +68,18 @@ def bench_options(**changes):
         command="./benchmark.sh flask quart",
     )
     return Options(**{**values, **changes})
+
+
+def check_tuned_environment(environment, app, cores):
+    """A deployment's environment for app (compose, Kubernetes) runs what
+    ./benchmark.sh's tuned deployment runs on these cores: the same worker
+    processes; behind PgBouncer (the budget is its pool), each process keeps
+    at least the pool it can use (one connection a sync worker, a share an
+    event loop). Values as strings, as the manifests hold them."""
+    from bench.stack import deployments
+
+    shape = deployments.shape("tuned", app, cores, 20, bounced=True)
+    expected = deployments.settings("tuned", app, shape)
+    assert environment["WEB_WORKERS"] == expected["WEB_WORKERS"], app
+    assert environment["POOL_MIN_SIZE"] == expected["POOL_MIN_SIZE"], app
+    assert int(environment["POOL_MAX_SIZE"]) >= shape.pool, app

@@ -19,10 +19,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from bench.stack import deployments
 from db import embedded
 from db.load import SQL_FILES
-from tests.helpers import query
+from tests.helpers import check_tuned_environment, query
 from tools import ROOT
 from tools.serve import APPS, stop, wait_healthy
 
@@ -147,9 +146,7 @@ def test_app_service_runs_benchmarks_deployment(services, app):
     "tuned" deployment) on the CPUs that compose gives the app."""
     service = services[app]
     cores = int(service["deploy"]["resources"]["limits"]["cpus"])
-    expected = deployments.settings("tuned", app, cores)
-    environment = service["environment"]
-    assert {key: environment.get(key) for key in expected} == expected
+    check_tuned_environment(service["environment"], app, cores)
 
 
 def test_max_connections_covers_every_pool(services):

@@ -16,7 +16,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from bench.stack import deployments
+from tests.helpers import check_tuned_environment
 from tools import ROOT
 from tools.serve import APPS
 
@@ -90,8 +90,7 @@ def test_app_deployment(objects, app):
     resources = container["resources"]
     assert resources["limits"] == resources["requests"] == {"cpu": str(CPUS), "memory": "512Mi"}
     variables = env(container)
-    expected = deployments.settings("tuned", app, CPUS)
-    assert {key: variables[key] for key in expected} == expected
+    check_tuned_environment(variables, app, CPUS)
     assert variables["TRANSACTION_POOLING"] == "1"
     assert variables["DATABASE_URL"]["secretKeyRef"]["key"] == "DATABASE_URL"
     for probe in ("readinessProbe", "livenessProbe"):
