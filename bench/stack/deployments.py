@@ -129,10 +129,8 @@ def shape(deployment, app, cores, connections, workers_override=None, threads=No
         threads = DEPLOYMENTS[base(deployment)][app][2]
     if server == PRODUCTION:
         served = production.read(app)
-        threaded, holds, default = served.threaded, served.holds_thread, 1
-        if threads and not threaded and holds:
-            raise NoThreads(f"{app}'s serve.sh runs {served.program} without threads")
-        threads = threads if threaded else None
+        holds, default = served.holds_thread, 1
+        threads = threads if served.threaded else None
     else:
         spec = SERVERS[server]
         threaded, holds = spec.threads is not None, spec.holds_thread

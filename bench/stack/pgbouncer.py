@@ -25,11 +25,11 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 import psycopg2
 
+from bench.stack.budget import DEFAULT_CONNECTIONS
 from db import embedded
 from tools import ROOT, children
 
 ENTRYPOINT = ROOT / "docker" / "pgbouncer" / "entrypoint.sh"
-SERVER_CONNECTIONS = 20  # an app's budget of Postgres connections, unless given
 # Debian installs it in /usr/sbin, outside most users' PATH.
 SEARCH_PATH = f"{os.environ.get('PATH', '')}{os.pathsep}/usr/sbin"
 # PgBouncer refuses to run as root: as nobody then (the image runs as postgres).
@@ -66,7 +66,7 @@ class Bouncer:
     database and user; url: where clients connect (the password is
     database_url's, else a random one that Postgres then must not check)."""
 
-    def __init__(self, database_url, log, server_connections=SERVER_CONNECTIONS, reserve=0):
+    def __init__(self, database_url, log, server_connections=DEFAULT_CONNECTIONS, reserve=0):
         self.database_url, self.log = database_url, log
         self.server_connections, self.reserve = server_connections, reserve
         self.process = self.url = self.tmp = None
