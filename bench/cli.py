@@ -1,210 +1,20 @@
-"""./benchmark.sh's options, and the run from start to saved results."""
+"""./benchmark.sh: its command line (bench/arguments.py) checked and turned into
+the run's Options (bench/options.py), then the run (bench/run.py)."""
 
-import argparse
-import os
 import shutil
 import signal
 import sys
 
+from bench.arguments import parser
 from bench.errors import BenchmarkError
 from bench.modes import tune
-from bench.options import (
-    Options,
-    choice_list,
-    delay_list,
-    env_setting,
-    int_list,
-    pin_spec,
-    positive,
-    rate_list,
-    seconds,
-)
-from bench.routes import ROUTES
+from bench.options import grouped
 from bench.run import run
 from bench.stack import pgbouncer, targets
 from bench.stack.budget import DEFAULT_CONNECTIONS
 from bench.stack.deployments import NoThreads
-from bench.stack.servers import PRODUCTION, SERVERS
 from tools import proxy
 from tools.serve import APPS
-
-EPILOG = """\
-examples:
-  ./benchmark.sh quart                       about a minute: tuned deployment, 20 connections
-  ./benchmark.sh all --deployment both       every app, article's and tuned deployments
-  ./benchmark.sh flask quart -c 20,64,256    a concurrency sweep
-  ./benchmark.sh flask falcon --server all   every WSGI server with both WSGI apps
-  ./benchmark.sh all --rate auto             latency at the same fixed loads for every app
-  ./benchmark.sh flask sanic --rate 500,1000 open-loop runs at these requests/s
-  ./benchmark.sh all --db-delay 0,1ms,5ms,20ms -c 10,100
-                                             when async pays: Postgres farther away, swept
-  ./benchmark.sh flask quart --replicas 1,2,4
-                                             1, 2 and 4 copies of each app behind nginx
-  ./benchmark.sh all --duration 5m           the article's run length
-  ./benchmark.sh quart --target http://quart:8000 --database-url postgresql://...
-                                             measure a server that is already running
-  ./benchmark.sh --serve flask --port 8000   serve an app until Ctrl-C
-
-Results go to results/ as JSON, Markdown and a PNG chart, one set per run.
-Without DATABASE_URL / --database-url, a throwaway Postgres runs in .pgdata/.
-"""
-
-
-def parser():
-    p = argparse.ArgumentParser(
-        prog="./benchmark.sh",
-        description="Measure the apps with wrk, Postgres alone with pgbench, and compare.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument(
-        "apps", nargs="+", metavar="APP", help=f"one or more of: {', '.join(APPS)}; or all"
-    )
-    p.add_argument("--duration", type=seconds, default=8, help="per measured run (default 8s)")
-    p.add_argument(
-        "--warmup",
-        type=seconds,
-        default=2,
-        help="unmeasured run before each measured one (default 2s; 0: none)",
-    )
-    p.add_argument(
-        "-c",
-        "--connections",
-        type=int_list,
-        default=[20],
-        help="wrk connections; a list sweeps, e.g. 20,64,256 (default 20, the article's)",
-    )
-    p.add_argument("-t", "--threads", type=int, default=2, help="wrk threads (default 2)")
-    p.add_argument(
-        "--timeout",
-        type=seconds,
-        default=10,
-        help="wrk counts a slower response as a timeout error (default 10s)",
-    )
-    p.add_argument(
-        "--routes",
-        type=choice_list(list(ROUTES)),
-        default=list(ROUTES),
-        help=f"comma list of {', '.join(ROUTES)} (default all three)",
-    )
-    p.add_argument(
-        "--repeat",
-        type=int,
-        default=1,
-        help="runs per figure; the report shows the median and min-max (default 1)",
-    )
-    p.add_argument(
-        "--deployment",
-        type=choice_list(["article", "tuned"], "both"),
-        default=["tuned"],
-        help="article, tuned or both (default tuned; see bench/stack/deployments.py)",
-    )
-    p.add_argument(
-        "--rate",
-        type=rate_list,
-        metavar="R[,R...]|auto",
-        help="open loop: offer each app these requests/s (bench/load/openloop: latency from "
-        "each request's due time); auto: 25/50/75/90%% of the slowest app's wrk peak on "
-        "each route, measured first",
-    )
-    p.add_argument(
-        "--server",
-        type=choice_list([PRODUCTION, *SERVERS], "all"),
-        help="run each app under these servers instead of a deployment: a comma list of "
-        f"{', '.join([PRODUCTION, *SERVERS])}, or all (each app under those that serve its "
-        "interface, WSGI or ASGI; serve.sh is its own; see bench/stack/servers.py)",
-    )
-    p.add_argument(
-        "--db-delay",
-        type=delay_list,
-        default=(0.0,),
-        metavar="D[,D...]",
-        help="add D to every round trip between each app (and pgbench) and Postgres, "
-        "through a delay proxy of its own (bench/stack/delay_proxy.py): e.g. 0,1ms,5ms,20ms runs "
-        "everything once per delay; 0 is direct (default 0)",
-    )
-    p.add_argument(
-        "--workers",
-        type=positive,
-        help="worker processes for every app (default: the deployment's, per CPU budget)",
-    )
-    p.add_argument(
-        "--worker-threads",
-        type=positive,
-        metavar="N",
-        help="threads per worker process, for every server that has them (gunicorn's "
-        "gthread, and the sync worker of Flask's and Falcon's serve.sh, which becomes gthread; "
-        "waitress, Twisted, Granian's blocking threads); a server named with --server that has "
-        "none refuses it; an event loop's serve.sh runs as it is",
-    )
-    p.add_argument(
-        "--db-connections",
-        type=positive,
-        metavar="N",
-        help="database connections each app may hold, split across its processes by what "
-        "each can use: a sync worker 1, a threaded one its threads, an event loop an equal "
-        f"share (default {DEFAULT_CONNECTIONS}, lowered to fit a Postgres of yours)",
-    )
-    p.add_argument(
-        "--env",
-        type=env_setting,
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="set for every app's server, over the deployment's; repeatable, e.g. "
-        "--env POOL_TIMEOUT=2 --env GUNICORN_CMD_ARGS=--backlog=4096",
-    )
-    p.add_argument(
-        "--database-url",
-        default=os.environ.get("DATABASE_URL") or None,
-        help="default DATABASE_URL, else a throwaway Postgres in .pgdata/",
-    )
-    p.add_argument(
-        "--target", metavar="URL", help="measure this already-running server; APP only labels it"
-    )
-    p.add_argument("--port", type=int, default=0, help="port for the app (default: a free one)")
-    p.add_argument(
-        "--pin",
-        type=pin_spec,
-        metavar="APP:DB:LOAD",
-        help="taskset CPU lists for app, Postgres and wrk/pgbench, e.g. 0:1:1",
-    )
-    p.add_argument(
-        "--proxy",
-        choices=["off", "on", "both"],
-        default="off",
-        help="nginx in front of every app (proxy/api.inc): off, on, or both to measure "
-        "what it costs, side by side (default off)",
-    )
-    p.add_argument(
-        "--pgbouncer",
-        action="store_true",
-        help="every app reaches Postgres through a PgBouncer of its own (Debian's package, "
-        "transaction pooling, its pool at Postgres the app's --db-connections: "
-        "bench/stack/pgbouncer.py), with TRANSACTION_POOLING=1; the app's processes then keep "
-        "the pools they can use, sharing that budget",
-    )
-    p.add_argument(
-        "--tune",
-        action="store_true",
-        help="each app at its best per condition (database delay x connections): a short run "
-        "of every configuration its practitioners would try (sync workers, workers x threads, "
-        "gevent with psycogreen; event loops x pool size; bench/modes/tune.py), on the same "
-        "cores and --db-connections, then the best measured in rotation; replaces "
-        "--deployment and --server",
-    )
-    p.add_argument(
-        "--replicas",
-        type=int_list,
-        default=[1],
-        metavar="N[,N...]",
-        help="run N copies of each app's server behind nginx, sharing the app's worker "
-        "processes and database connections (bench/stack/replicas.py); a list, e.g. 1,2,4, "
-        "measures each count side by side in rotation (default 1: one copy, as --proxy says)",
-    )
-    p.add_argument("--no-pgbench", action="store_true", help="skip the database ceiling")
-    p.add_argument("--results", default="results", help="folder for the results (default results/)")
-    return p
 
 
 def interrupt(signum, frame):
@@ -230,40 +40,41 @@ def deployments_of(args):
     return args.server or args.deployment
 
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    args = parser().parse_args(argv)
-    apps = list(APPS) if args.apps == ["all"] else args.apps  # all: Flask first
+def refusal(args, apps):
+    """Why these options cannot run, in one sentence; None when they can."""
     if args.tune and (args.target or args.rate):
-        sys.exit("--tune measures closed loop the apps it starts: not with --target or --rate")
+        return "--tune measures closed loop the apps it starts: not with --target or --rate"
     if args.target:
         if len(apps) != 1:
-            sys.exit("--target measures one server: name one APP to label it")
-        if args.replicas != [1]:
-            sys.exit("--replicas starts copies of an app: not with --target")
-        if any(args.db_delay):
-            sys.exit(
-                "--db-delay puts a proxy between the apps it starts and Postgres: not with --target"
-            )
-        if args.pgbouncer:
-            sys.exit("--pgbouncer goes between the apps it starts and Postgres: not with --target")
-    else:
-        unknown = [app for app in apps if app not in APPS]
-        if unknown:
-            sys.exit(f"unknown app {', '.join(unknown)}; choose from {', '.join(APPS)} or all")
-    needs_wrk = not args.rate or args.rate == "auto"
-    if needs_wrk and not shutil.which("wrk"):
-        sys.exit(
-            "wrk is not installed: apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"
-        )
+            return "--target measures one server: name one APP to label it"
+        started = {
+            "--replicas starts copies of an app": args.replicas != [1],
+            "--db-delay puts a proxy between the apps it starts and Postgres": any(args.db_delay),
+            "--pgbouncer goes between the apps it starts and Postgres": args.pgbouncer,
+        }
+        return next((f"{what}: not with --target" for what, on in started.items() if on), None)
+    unknown = [app for app in apps if app not in APPS]
+    if unknown:
+        return f"unknown app {', '.join(unknown)}; choose from {', '.join(APPS)} or all"
+    return None
+
+
+def missing_tool(args):
+    """The system tool these options need and this machine lacks, as advice."""
+    if (not args.rate or args.rate == "auto") and not shutil.which("wrk"):
+        return "wrk is not installed: apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"
     if (args.proxy != "off" or max(args.replicas) > 1) and not proxy.binary():
-        sys.exit("--proxy and --replicas need nginx: apt-get install nginx-light (Debian/Ubuntu)")
+        return "--proxy and --replicas need nginx: apt-get install nginx-light (Debian/Ubuntu)"
     if args.pgbouncer and not pgbouncer.binary():
-        sys.exit("--pgbouncer needs PgBouncer: apt-get install pgbouncer (Debian/Ubuntu)")
+        return "--pgbouncer needs PgBouncer: apt-get install pgbouncer (Debian/Ubuntu)"
     if args.pin and not shutil.which("taskset"):
-        sys.exit("--pin needs taskset (util-linux)")
-    signal.signal(signal.SIGTERM, interrupt)
-    options = Options(
+        return "--pin needs taskset (util-linux)"
+    return None
+
+
+def options_of(args, apps, argv):
+    """The run's typed Options (bench/options.py) from the parsed command line."""
+    return grouped(
         apps=apps,
         deployments=["external"] if args.target else deployments_of(args),
         routes=args.routes,
@@ -291,11 +102,22 @@ def main(argv=None):
         pgbouncer=args.pgbouncer,
         replicas=tuple(dict.fromkeys(args.replicas)),
     )
-    if not args.target and not targets.pairs(options):
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser().parse_args(argv)
+    apps = list(APPS) if args.apps == ["all"] else args.apps  # all: Flask first
+    problem = refusal(args, apps) or missing_tool(args)
+    if problem:
+        sys.exit(problem)
+    signal.signal(signal.SIGTERM, interrupt)
+    options = options_of(args, apps, argv)
+    if not args.target and not targets.pairs(options.stack):
         sys.exit("none of these apps runs under the servers named (WSGI or ASGI: see --help)")
     try:
-        if not args.target:
-            targets.connections_needed(options, DEFAULT_CONNECTIONS)  # every app's shape, checked
+        if not args.target:  # every app's shape, checked
+            targets.connections_needed(options.stack, DEFAULT_CONNECTIONS)
     except NoThreads as error:
         sys.exit(f"--worker-threads: {error}")
     try:

@@ -1,141 +1,93 @@
 """What a run is asked to do: the Options ./benchmark.sh's command line
 becomes (bench/cli.py), and the parsers of its values."""
 
-import argparse
-import re
-from dataclasses import dataclass
-
-from bench.stack.delay_proxy import parse_delay
+import dataclasses
+from dataclasses import dataclass, field
 
 
-@dataclass
-class Options:
-    """Every option of a run, typed; each mode reads the fields it needs."""
+@dataclass(frozen=True)
+class Pinning:
+    """--pin APP:DB:LOAD: the taskset CPU lists of the apps, Postgres and the
+    load generators; None where not pinned."""
 
-    apps: list
-    deployments: list
-    routes: list
+    app: str | None = None
+    db: str | None = None
+    load: str | None = None
+
+    def record(self):
+        """Its JSON form in the results: None when nothing is pinned."""
+        return dataclasses.asdict(self) if any(dataclasses.astuple(self)) else None
+
+
+@dataclass(frozen=True)
+class Load:
+    """How every measured run loads an app: what the closed-loop peak, the
+    open-loop rate, --tune's search and the pgbench ceiling read."""
+
     connections: list
     threads: int
-    duration: int
-    warmup: int
+    duration: int  # seconds of each measured run
+    warmup: int  # seconds of the unmeasured run before it
     timeout: int
     repeat: int
-    workers: int | None
-    worker_threads: int | None  # threads per process, where the server has them
-    db_connections: int | None  # each app's connection budget (None: the default, fitted)
-    env: dict
+    cpus: str | None = None  # --pin's load CPUs
+
+
+@dataclass(frozen=True)
+class Stack:
+    """What each app runs as, and beside what: what bench/stack/targets.py
+    reads to start the apps (or to label the --target already running)."""
+
+    apps: list
+    deployments: list  # deployment or server names (bench/stack/deployments.py)
+    workers: int | None = None
+    worker_threads: int | None = None  # threads per process, where the server has them
+    db_connections: int | None = None  # each app's budget (None: the default, fitted)
+    env: dict = field(default_factory=dict)
+    port: int = 0
+    proxy: str = "off"  # off, on (nginx in front of every app) or both
+    pgbouncer: bool = False  # each app reaches Postgres through its own PgBouncer
+    replicas: tuple = (1,)  # copies of each app behind nginx, each count a target
+    target: str | None = None  # a server already running, measured instead
+    cpus: str | None = None  # --pin's app CPUs
+    db_cpus: str | None = None  # --pin's Postgres CPUs: the delay proxies' and PgBouncers'
+
+
+@dataclass(frozen=True)
+class Options:
+    """A run, typed: how it loads (Load), what it starts (Stack), and the
+    switches of its modes, each read by the mode it belongs to."""
+
+    routes: list
+    load: Load
+    stack: Stack
+    pin: Pinning
     database_url: str | None
-    target: str | None
-    port: int
-    pin: dict | None
-    pgbench: bool
     results_dir: str
     command: str
-    proxy: str = "off"  # off, on (nginx in front of every app) or both
+    pgbench: bool = True  # the ceiling (bench/modes/ceiling.py)
     rates: object = None  # --rate: None (closed loop only), "auto", or a list of req/s
-    db_delays: tuple = (0.0,)  # --db-delay: seconds added per round trip to Postgres, swept
-    pgbouncer: bool = False  # --pgbouncer: each app reaches Postgres through its own PgBouncer
-    tune: bool = False  # --tune: search each app's configurations per condition, keep the best
-    replicas: tuple = (1,)  # --replicas: copies of each app behind nginx, each count a target
+    db_delays: tuple = (0.0,)  # --db-delay: seconds added per round trip, swept
+    tune: bool = False  # --tune: search each app's configurations per condition
+
+    @property
+    def target(self):
+        return self.stack.target
 
 
-def seconds(text):
-    """'8', '8s', '2m', '1h' -> seconds."""
-    match = re.fullmatch(r"(\d+)([smh]?)", text.strip())
-    if not match:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 10s or 5m)")
-    return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+def grouped(*, pin=None, **flat):
+    """Options from the flat fields ./benchmark.sh's command line names (and
+    the tests do): each goes to the group that reads it."""
+    pin = Pinning(**(pin or {}))
+    load = {name: flat.pop(name) for name in LOAD_FIELDS}
+    stack = {name: flat.pop(name) for name in STACK_FIELDS if name in flat}
+    return Options(
+        load=Load(**load, cpus=pin.load),
+        stack=Stack(**stack, cpus=pin.app, db_cpus=pin.db),
+        pin=pin,
+        **flat,
+    )
 
 
-def int_list(text):
-    try:
-        values = [int(part) for part in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"not a list of positive numbers: {text!r}")
-    return values
-
-
-def choice_list(choices, all_word=None):
-    def parse(text):
-        names = [name.strip() for name in text.split(",") if name.strip()]
-        if all_word and names == [all_word]:
-            return list(choices)
-        unknown = [name for name in names if name not in choices]
-        if unknown or not names:
-            raise argparse.ArgumentTypeError(
-                f"{text!r}: choose from {', '.join(choices)}"
-                + (f" or {all_word}" if all_word else "")
-            )
-        return names
-
-    return parse
-
-
-def rate_list(text):
-    """--rate: 'auto', or a comma list of positive request rates per second."""
-    if text.strip() == "auto":
-        return "auto"
-    try:
-        values = [float(part) for part in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not auto or a list of rates: {text!r}") from None
-    if not values or min(values) <= 0:
-        raise argparse.ArgumentTypeError(f"rates must be positive: {text!r}")
-    return values
-
-
-def delay_list(text):
-    """--db-delay: a comma list of delays per round trip, '0,1ms,5ms' -> seconds."""
-    try:
-        values = [parse_delay(part) for part in text.split(",")]
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    if len(set(values)) != len(values):
-        raise argparse.ArgumentTypeError(f"a delay is named twice: {text!r}")
-    return tuple(values)
-
-
-def pin_spec(text):
-    parts = text.split(":")
-    if len(parts) != 3 or not all(re.fullmatch(r"[0-9,-]+", part) for part in parts):
-        raise argparse.ArgumentTypeError(
-            f"--pin wants APP:DB:LOAD CPU lists, e.g. 0:1:1, not {text!r}"
-        )
-    return dict(zip(("app", "db", "load"), parts, strict=True))
-
-
-# What the harness sets itself: given through --env, the report would state
-# a configuration that did not run.
-OWN_SETTINGS = {
-    "WEB_WORKERS": "--workers",
-    "POOL_MAX_SIZE": "--db-connections",
-    "POOL_MIN_SIZE": "--db-connections",
-}
-GUNICORN_CONCURRENCY = re.compile(r"(^|\s)(--threads|--workers|-w|--worker-class|-k)\b")
-
-
-def env_setting(text):
-    name, equals, value = text.partition("=")
-    if not equals or not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
-        raise argparse.ArgumentTypeError(f"--env wants NAME=VALUE, not {text!r}")
-    if name in OWN_SETTINGS:
-        raise argparse.ArgumentTypeError(f"--env {name}: use {OWN_SETTINGS[name]}")
-    if name == "GUNICORN_CMD_ARGS" and GUNICORN_CONCURRENCY.search(value):
-        raise argparse.ArgumentTypeError(
-            "--env GUNICORN_CMD_ARGS: set processes and threads with --workers and "
-            "--worker-threads (or --server), so that the report states what ran"
-        )
-    return name, value
-
-
-def positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
-    return value
+LOAD_FIELDS = ("connections", "threads", "duration", "warmup", "timeout", "repeat")
+STACK_FIELDS = [f.name for f in dataclasses.fields(Stack) if f.name not in ("cpus", "db_cpus")]

@@ -3,10 +3,11 @@ round, the order rotating by one place per round, so that a drift of the
 shared machine hits every app alike. The closed-loop peak and the open-loop
 rate both measure through it (bench/modes/)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bench.load.openloop import OpenLoopError
 from bench.load.wrk import WrkError
+from bench.progress import say
 from bench.routes import Route
 from bench.stack.database import LostWrites
 
@@ -35,14 +36,30 @@ class Step:
         return label
 
 
-@dataclass
+@dataclass(frozen=True)
 class Context:
     """What a mode's measure() reads besides its step: the run's database,
-    its options and its log."""
+    how to load the app (bench/options.py Load) and the run's log."""
 
     db: object
-    options: object
+    load: object
     log: object
+
+
+@dataclass
+class Stage:
+    """The run at one database delay, as the modes' before_start() and run()
+    see it: the options their switches are read from, the routes, the
+    measuring Context, Progress, the ExitStack that stops what they start,
+    and the apps started and verified (set once they are)."""
+
+    options: object
+    routes: list
+    context: Context
+    progress: object
+    delay: float  # seconds added per round trip to Postgres (0: direct)
+    exits: object  # an ExitStack: what the modes start is stopped when it closes
+    measured: list = field(default_factory=list)
 
 
 def every_app(step):
@@ -56,10 +73,10 @@ def rotation(items, turn):
     return items[shift:] + items[:shift]
 
 
-def measure_in_rotation(rounds, measured, mode, context, progress, say):
+def measure_in_rotation(rounds, measured, measure, describe, context, progress):
     """[(target, step, report, turn, place)] of every round (a function
     target -> its Step, or None where it has none), each app measured by
-    mode.measure(target, step, context), described by mode.describe(report). An app
+    measure(target, step, context), described by describe(report). An app
     whose run fails is marked failed and left out of the rounds after."""
     done = []
     for turn, steps in enumerate(rounds):
@@ -69,11 +86,11 @@ def measure_in_rotation(rounds, measured, mode, context, progress, say):
                 continue
             progress.step(step.kind, step.label(target))
             try:
-                report = mode.measure(target, step, context)
+                report = measure(target, step, context)
             except FAILURES as error:
                 say(f"  {target.label} FAILED: {error}")
                 target.fail(f"{type(error).__name__}: {error}")
                 continue
-            say(f"    {mode.describe(report)}")
+            say(f"    {describe(report)}")
             done.append((target, step, report, turn, place))
     return done

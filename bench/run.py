@@ -14,16 +14,16 @@ import psycopg2
 
 from bench.errors import BenchmarkError
 from bench.load import openloop
-from bench.modes import ceiling, db_delay, open_loop, peak, tune
-from bench.plan import Progress, plan, say
+from bench.modes import MEASURING, db_delay
+from bench.plan import plan
+from bench.progress import Progress, say
 from bench.records import Results, to_json
 from bench.report.markdown import markdown
-from bench.rotation import Context, measure_in_rotation
+from bench.rotation import Context, Stage
 from bench.routes import ROUTES
 from bench.stack import database, environment, extras, memory, targets
 from bench.stack.budget import DEFAULT_CONNECTIONS, fitting
 from bench.stack.database import SPARE_CONNECTIONS
-from bench.stack.delay_proxy import Launched
 from bench.stack.processes import pinned_database
 from tools import ROOT
 from tools.serve import database as sample_database
@@ -53,22 +53,23 @@ class Database:
             database.reset_reviews(self.connection)
 
 
-def connection_budget(options, connection=None):
+def connection_budget(stack, connection=None):
     """(each app's budget, connections the run needs). Against a Postgres of
     the user's (connection given), an unasked budget is lowered until every
     app started at once fits in what it accepts beside its other clients."""
-    budget = options.db_connections or DEFAULT_CONNECTIONS
+    asked, apps = stack.db_connections, len(targets.pairs(stack))
+    budget = asked or DEFAULT_CONNECTIONS
     if connection is not None:
         free = database.free_connections(connection) - SPARE_CONNECTIONS
-        budget = fitting(free, len(targets.pairs(options)), options.db_connections)
+        budget = fitting(free, apps, asked)
         if budget is None:
             raise BenchmarkError(
                 f"Postgres accepts {free + SPARE_CONNECTIONS} more connections (max_connections "
-                f"less its reserved and open ones); {len(targets.pairs(options))} apps started "
-                f"at once with {options.db_connections} each, + {SPARE_CONNECTIONS} spare, do "
-                "not fit. Lower --db-connections or run fewer apps at once."
+                f"less its reserved and open ones); {apps} apps started at once with {asked} "
+                f"each, + {SPARE_CONNECTIONS} spare, do not fit. Lower --db-connections or run "
+                "fewer apps at once."
             )
-    return budget, targets.connections_needed(options, budget) + SPARE_CONNECTIONS
+    return budget, targets.connections_needed(stack, budget) + SPARE_CONNECTIONS
 
 
 @contextlib.contextmanager
@@ -83,7 +84,7 @@ def opened_database(options):
         try:
             url = options.database_url
             if not options.target:  # the target's database is its own: not loaded here
-                needed = connection_budget(options)[1]
+                needed = connection_budget(options.stack)[1]
                 url = stack.enter_context(
                     sample_database(EMBEDDED_DATABASE, url, max_connections=max(needed, 100))
                 )
@@ -98,59 +99,58 @@ def opened_database(options):
         settings = database.server_settings(connection)
         budget = None
         if not options.target:  # the embedded server was started with room for all
-            budget = connection_budget(options, options.database_url and connection)[0]
-            if options.db_connections is None and budget < DEFAULT_CONNECTIONS:
+            budget = connection_budget(options.stack, options.database_url and connection)[0]
+            if options.stack.db_connections is None and budget < DEFAULT_CONNECTIONS:
                 say(f"each app gets {budget} database connections: all Postgres has room for")
         yield Database(url, connection, settings, budget)
 
 
-def start_targets(stack, options, db, delay, progress, log_dir, stamp):
+def start_targets(stage, db, log_dir, stamp):
     """Every app of the run, started at once (an idle app costs memory, not CPU),
-    each through a delay proxy of its own when delay (seconds) is not 0."""
-    if options.target:
-        return [targets.external(options)]
+    each through a delay proxy of its own when the stage's delay is not 0."""
+    stack = stage.options.stack
+    if stack.target:
+        return [targets.external(stack)]
     started = []
-    for app, deployment in targets.pairs(options):
-        target = targets.new_target(app, deployment, delay)
-        progress.step("start", f"start {target.label}")
-        targets.start(stack, options, target, db.url, log_dir, stamp, db.budget)
+    for app, deployment in targets.pairs(stack):
+        target = targets.new_target(app, deployment, stage.delay)
+        stage.progress.step("start", f"start {target.label}")
+        targets.start(stage.exits, stack, target, db.url, log_dir, stamp, db.budget)
         started.append(target)
     return started
 
 
-def results(options, db, ceilings, started, peaks, rates, trials):
-    """The run's Results: what was asked, what ran, every record."""
+def results(options, db, started, found):
+    """The run's Results: what was asked, what ran, every record the modes found."""
+    load = options.load
     return Results(
         db_delays_ms=[delay * 1000 for delay in options.db_delays],
         command=options.command,
         environment=environment.capture(),
         database=db.settings,
         wrk={
-            "threads": options.threads,
-            "connections": options.connections,
-            "duration_s": options.duration,
-            "warmup_s": options.warmup,
-            "timeout_s": options.timeout,
-            "repeat": options.repeat,
+            "threads": load.threads,
+            "connections": load.connections,
+            "duration_s": load.duration,
+            "warmup_s": load.warmup,
+            "timeout_s": load.timeout,
+            "repeat": load.repeat,
             "routes": options.routes,
             "order": "rotation: every app started at once, measured in turn, the order "
             "rotating per repeat and route",
         },
-        pinning=options.pin,
-        pgbench=ceilings,
+        pinning=options.pin.record(),
         delay_proxy=db_delay.DELAY_PROXY if any(options.db_delays) else None,
         apps=[target.record for target in started],
-        measurements=peaks,
-        openloop=rates,
         generator={
             "name": openloop.NAME,
             "version": openloop.version(),
             "rates": options.rates,
-            "connections": max(options.connections),
+            "connections": max(load.connections),
         }
         if options.rates
         else None,
-        tuning=trials,
+        **{"measurements": [], **found},
     )
 
 
@@ -174,42 +174,30 @@ def save(saved, base):
         say(f"saved {os.path.relpath(path)}")
 
 
-def measure_at(delay, context, routes, progress, results_dir, stamp):
-    """Every step of the plan with Postgres `delay` seconds away (0: direct):
-    (ceilings, targets started, peaks, rates, --tune's trials). The apps and proxies started
-    here are stopped before the next delay's start."""
-    options, db = context.options, context.db
-    if len(options.db_delays) > 1 or delay:
-        say(f"database {delay * 1000:g} ms away" + (" (delay proxy)" if delay else " (direct)"))
-    with contextlib.ExitStack() as stack:
-        ceilings = []
-        if options.pgbench and db.url:
-            url = db.url
-            if delay:
-                pin = options.pin and options.pin["db"]
-                url = stack.enter_context(Launched(db.url, delay, context.log, pin)).url
-            ceilings = ceiling.measure(db, url, delay, context, routes, progress)
-        started = start_targets(stack, options, db, delay, progress, results_dir, stamp)
-        measured = targets.verified(started, routes, db.connection, db.reset_reviews)
-        for target in measured:  # at rest: every app started, verified, not yet loaded
-            target.record.pss_rest_mib = memory.pss_mib(*target.pids)
-        peaks, rates, trials = [], [], []
-        if not peak.skipped(options):
-            peak.prime(measured, context, routes, progress)
-            rounds = peak.rounds(options, routes)
-            if options.tune:
-                trials = tune.search(measured, context, routes, progress, say)
-                rounds = tune.confirm_rounds(options, routes, trials)
-            done = measure_in_rotation(rounds, measured, peak, context, progress, say)
-            peaks = peak.collect(done, measured, options, routes)
-            if options.tune:
-                peaks = tune.relabel(peaks)
-        if options.rates:
-            rounds = open_loop.rounds(options, peaks, measured, routes)
-            done = measure_in_rotation(rounds, measured, open_loop, context, progress, say)
-            rates = open_loop.collect(done, measured)
-        targets.read_back_all(measured)
-    return ceilings, started, peaks, rates, trials
+def measure_at(stage, found, results_dir, stamp):
+    """Every mode's steps with Postgres stage.delay seconds away (0: direct),
+    their records added to found; returns the targets started. The apps and
+    proxies started here are stopped before the next delay's start."""
+    db = stage.context.db
+    if len(stage.options.db_delays) > 1 or stage.delay:
+        where = " (delay proxy)" if stage.delay else " (direct)"
+        say(f"database {stage.delay * 1000:g} ms away{where}")
+    for mode in MEASURING:
+        add(found, mode.before_start(stage) if hasattr(mode, "before_start") else {})
+    started = start_targets(stage, db, results_dir, stamp)
+    stage.measured = targets.verified(started, stage.routes, db.connection, db.reset_reviews)
+    for target in stage.measured:  # at rest: every app started, verified, not yet loaded
+        target.record.pss_rest_mib = memory.pss_mib(*target.pids)
+    for mode in MEASURING:
+        add(found, mode.run(stage, found) if hasattr(mode, "run") else {})
+    targets.read_back_all(stage.measured)
+    return started
+
+
+def add(found, records):
+    """found += records: {Results field: [records]}."""
+    for name, more in records.items():
+        found.setdefault(name, []).extend(more)
 
 
 def run(options):
@@ -220,24 +208,23 @@ def run(options):
     results_dir.mkdir(parents=True, exist_ok=True)
     routes = [ROUTES[key] for key in options.routes]
     if not options.target:
-        extras.ensure(targets.packages_needed(options), "the servers of this run")
+        extras.ensure(targets.packages_needed(options.stack), "the servers of this run")
     if options.rates:
         extras.ensure(["hdrhistogram"], "the open-loop generator")
     progress = Progress(plan(options))
+    started, found = [], {}
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(open(results_dir / f"{stamp}.log", "w"))
         db = stack.enter_context(opened_database(options))
-        if options.pin and not options.target:
-            stack.enter_context(pinned_database(options.pin["db"]))
-        context = Context(db, options, log)
-        parts = ([], [], [], [], [])  # ceilings, targets started, peaks, rates, trials
-        for delay in db_delay.phases(options):
-            phase = measure_at(delay, context, routes, progress, results_dir, stamp)
-            for part, records in zip(parts, phase, strict=True):
-                part.extend(records)
-        ceilings, started, peaks, rates, trials = parts
-        saved = results(options, db, ceilings, started, peaks, rates, trials)
-    save(saved, results_dir / f"{stamp}-{'-'.join(options.apps)}")
+        if options.pin.db and not options.target:
+            stack.enter_context(pinned_database(options.pin.db))
+        context = Context(db, options.load, log)
+        for delay in options.db_delays:
+            with contextlib.ExitStack() as phase:
+                stage = Stage(options, routes, context, progress, delay, phase)
+                started += measure_at(stage, found, results_dir, stamp)
+        saved = results(options, db, started, found)
+    save(saved, results_dir / f"{stamp}-{'-'.join(options.stack.apps)}")
     failed = [target.record for target in started if target.record.status != "measured"]
     if failed:
         raise BenchmarkError("not measured: " + ", ".join(record.label for record in failed))

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from bench.options import Options
+from bench.options import grouped
 from bench.routes import ROUTES
 from bench.stack import pgbouncer
 from db import embedded
@@ -67,7 +67,7 @@ def bench_options(**changes):
         results_dir="results",
         command="./benchmark.sh flask quart",
     )
-    return Options(**{**values, **changes})
+    return grouped(**{**values, **changes})
 
 
 def check_tuned_environment(environment, app, cores):

@@ -10,7 +10,7 @@ import time
 import psycopg2
 import pytest
 
-from bench import cli, options
+from bench import arguments, cli
 from bench.load import pgbench, wrk
 from bench.modes import db_delay, server_matrix
 from bench.records import AppRun, Ceiling, Peak, Results
@@ -272,11 +272,11 @@ def test_verification_names_what_is_wrong(status_server):
 
 @pytest.mark.parametrize(("text", "seconds"), [("8", 8), ("8s", 8), ("5m", 300), ("1h", 3600)])
 def test_durations(text, seconds):
-    assert options.seconds(text) == seconds
+    assert arguments.seconds(text) == seconds
 
 
 def test_options():
-    args = cli.parser().parse_args(
+    args = arguments.parser().parse_args(
         [
             "all",
             "-c",
@@ -325,7 +325,7 @@ def test_options():
     )
     for wrong in wrong_ones:
         with pytest.raises(SystemExit):
-            cli.parser().parse_args(["flask", *wrong])
+            arguments.parser().parse_args(["flask", *wrong])
 
 
 def test_a_delay_is_not_put_in_front_of_a_server_started_elsewhere():

@@ -108,10 +108,10 @@ def test_every_server_of_every_app_fits_a_stock_postgres(stock_postgres):
         free.execute("SELECT current_setting('max_connections')::int")
         assert free.fetchone()[0] == 100
         every = options(deployments=[*SERVERS, "serve.sh"])
-        each, needed = connection_budget(every, connection)
+        each, needed = connection_budget(every.stack, connection)
         assert each >= 1 and needed <= 100 - 3  # the superusers' reserve
         with pytest.raises(Exception, match="do not fit"):
-            connection_budget(options(db_connections=60), connection)
+            connection_budget(options(db_connections=60).stack, connection)
     finally:
         connection.close()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import plan, rotation
+from bench import plan, progress, rotation
 from bench.modes import open_loop, server_matrix
 from bench.records import AppRun, Peak, Results, Summary, to_json
 from bench.report import tables
@@ -66,27 +66,31 @@ def test_the_rotation_puts_every_app_in_every_place():
 
 def test_the_time_left_is_what_each_kind_of_step_really_took(monkeypatch):
     clock = iter([0.0, 100.0, 130.0])
-    monkeypatch.setattr(plan.time, "monotonic", lambda: next(clock))
-    progress = plan.Progress({"start": (2, 5), "run": (3, 10)})
-    progress.step("start", "start flask")  # at 0: the plan as it stands
-    assert progress.left() == 1 * 5 + 3 * 10
-    progress.step("run", "flask run 1")  # at 100: a start took 100 s
-    assert progress.left() == 1 * 100 + 2 * 10
-    progress.step("run", "flask run 2")  # at 130: a run took 30 s
-    assert progress.left() == 1 * 100 + 1 * 30
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
+    counted = progress.Progress({"start": (2, 5), "run": (3, 10)})
+    counted.step("start", "start flask")  # at 0: the plan as it stands
+    assert counted.left() == 1 * 5 + 3 * 10
+    counted.step("run", "flask run 1")  # at 100: a start took 100 s
+    assert counted.left() == 1 * 100 + 2 * 10
+    counted.step("run", "flask run 2")  # at 130: a run took 30 s
+    assert counted.left() == 1 * 100 + 1 * 30
 
 
 options = bench_options
 
 
+def stack(**changes):
+    """What bench/stack/targets.py reads of a run's options."""
+    return options(**changes).stack
+
+
 def test_the_plan_counts_every_run_start_and_ceiling():
     assert plan.plan(options()) == {
-        "search": (0, 2 + 1 + plan.RUN_OVERHEAD_SECONDS),  # no --tune
         "primer": (1, 4 * 3 * 2),  # every app on every route, a warm-up's length, once
         "ceiling": (3, 8),
-        "start": (4, plan.STARTUP_SECONDS),
-        "run": (2 * 2 * 3 * 5, 8 + 2 + plan.RUN_OVERHEAD_SECONDS),  # apps x deployments x ...
-        "rate": (0, 8 + 2 + plan.RUN_OVERHEAD_SECONDS),
+        "start": (4, progress.STARTUP_SECONDS),
+        "run": (2 * 2 * 3 * 5, 8 + 2 + progress.RUN_OVERHEAD_SECONDS),  # apps x deployments x ...
+        "rate": (0, 8 + 2 + progress.RUN_OVERHEAD_SECONDS),
     }
     with_rates = plan.plan(options(rates=[100, 200]))
     assert with_rates["run"][0] == with_rates["primer"][0] == 0
@@ -108,20 +112,20 @@ def test_every_pool_of_every_app_started_at_once_fits():
     # 2 cores pinned, a budget of 20 each: article Flask, 1 gevent worker whose
     # psycopg2 blocks it (1 connection), Quart 1 event loop (20); tuned Flask
     # 5 sync workers (1 each), Quart 2 event loops (10 each).
-    assert targets.connections_needed(options(), 20) == 1 + 20 + 5 + 20
+    assert targets.connections_needed(stack(), 20) == 1 + 20 + 5 + 20
 
 
 def test_behind_pgbouncer_postgres_needs_each_apps_pgbouncer_pool_not_its_pools():
     bounced = options(pgbouncer=True)
-    assert targets.connections_needed(bounced, 8) == 4 * 8
+    assert targets.connections_needed(bounced.stack, 8) == 4 * 8
     # Flask's 5 sync workers share a budget of 2 through PgBouncer; without it
     # only 2 of them would run.
-    assert targets.app_shape(bounced, "flask", "tuned", 2).processes == 5
-    assert targets.app_shape(options(), "flask", "tuned", 2).processes == 2
+    assert targets.app_shape(bounced.stack, "flask", "tuned", 2).processes == 5
+    assert targets.app_shape(stack(), "flask", "tuned", 2).processes == 2
 
     def settings(options, app):
         return targets.app_settings(
-            options, app, "tuned", targets.app_shape(options, app, "tuned", 8)
+            options.stack, app, "tuned", targets.app_shape(options.stack, app, "tuned", 8)
         )
 
     assert settings(bounced, "quart")["TRANSACTION_POOLING"] == "1"
@@ -164,7 +168,7 @@ def test_the_article_deployment_names_its_servers_from_the_table():
 
 def test_a_server_run_pairs_each_app_with_the_servers_of_its_interface():
     pairs = targets.pairs(
-        options(apps=["flask", "quart"], deployments=["serve.sh", "waitress", "uvicorn"])
+        stack(apps=["flask", "quart"], deployments=["serve.sh", "waitress", "uvicorn"])
     )
     assert pairs == [
         ("flask", "serve.sh"),
@@ -177,14 +181,14 @@ def test_a_server_run_pairs_each_app_with_the_servers_of_its_interface():
 def test_proxy_both_measures_each_deployment_direct_and_behind_nginx():
     from bench.stack import deployments
 
-    pairs = targets.pairs(options(apps=["flask"], deployments=["tuned"], proxy="both"))
+    pairs = targets.pairs(stack(apps=["flask"], deployments=["tuned"], proxy="both"))
     assert pairs == [("flask", "tuned"), ("flask", "tuned+nginx")]
     assert deployments.server_for("article+nginx", "flask") == "gunicorn-gevent"
     assert deployments.workers("tuned+nginx", "flask", cores=2) == 5
 
 
 def test_a_target_started_elsewhere_is_measured_as_it_is():
-    target = targets.external(options(target="http://quart:8000", apps=["quart"]))
+    target = targets.external(stack(target="http://quart:8000", apps=["quart"]))
     assert (target.app, target.deployment, target.url) == ("quart", "external", "http://quart:8000")
     assert target.record.server is None and target.measurable
 
@@ -211,11 +215,11 @@ def test_rate_auto_in_a_server_matrix_offers_every_pair_one_rate_from_the_slowes
         peak_of("wsgiref", 400),  # not sane: the floor
     ]
     matrix = options(deployments=["gunicorn-sync", "waitress", "twisted", "wsgiref"], rates="auto")
-    assert server_matrix.is_matrix(matrix)
-    for server in matrix.deployments:  # one rate for every pair: 75% of waitress's peak
+    assert server_matrix.is_matrix(matrix.stack)
+    for server in matrix.stack.deployments:  # one rate for every pair: 75% of waitress's peak
         assert open_loop.rates_for(matrix, peaks, server, ROUTES["film"]) == [900]
     assert plan.plan(matrix)["rate"][0] == 4 * 3  # flask (quart is ASGI) x servers x routes
-    assert not server_matrix.is_matrix(options(deployments=["waitress"], rates="auto"))
+    assert not server_matrix.is_matrix(stack(deployments=["waitress"], rates="auto"))
 
 
 def saved(rates):
@@ -327,13 +331,13 @@ def test_replicas_make_each_count_a_target_behind_nginx():
     from bench.stack import deployments
 
     run = options(apps=["flask"], deployments=["tuned"], proxy="both", replicas=(1, 2, 4))
-    assert targets.pairs(run) == [
+    assert targets.pairs(run.stack) == [
         ("flask", "tuned"),
         ("flask", "tuned x2"),
         ("flask", "tuned x4"),
         ("flask", "tuned+nginx"),
     ]
-    assert [deployments.replicas(d) for _, d in targets.pairs(run)] == [1, 2, 4, 1]
+    assert [deployments.replicas(d) for _, d in targets.pairs(run.stack)] == [1, 2, 4, 1]
     assert deployments.behind_nginx("tuned x2") and not deployments.behind_nginx("tuned")
     assert deployments.base("article x4") == "article"
     assert deployments.server_for("article x2", "quart") == "hypercorn-uvloop"
@@ -360,8 +364,8 @@ def test_copies_share_the_apps_workers_and_its_connection_budget(whole, copies, 
 
 def test_the_connections_needed_count_every_copy():
     run = options(apps=["quart"], deployments=["tuned"], pin=None, replicas=(1, 2, 4))
-    one = targets.connections_needed(options(apps=["quart"], deployments=["tuned"], pin=None), 20)
-    assert targets.connections_needed(run, 20) == 3 * one
+    one = targets.connections_needed(stack(apps=["quart"], deployments=["tuned"], pin=None), 20)
+    assert targets.connections_needed(run.stack, 20) == 3 * one
 
 
 def test_nginx_balances_over_every_port_it_is_given():

@@ -34,10 +34,10 @@ def options(app):
 @pytest.mark.parametrize("app", APPS)
 def test_every_copy_answers_through_nginx(app, database_url, tmp_path):
     run = options(app)
-    [(_, deployment)] = targets.pairs(run)
+    [(_, deployment)] = targets.pairs(run.stack)
     target = targets.new_target(app, deployment)
     with contextlib.ExitStack() as stack:
-        targets.start(stack, run, target, database_url, tmp_path, "t", BUDGET)
+        targets.start(stack, run.stack, target, database_url, tmp_path, "t", BUDGET)
         assert target.measurable, target.record.reason
         answered = []
         for _ in range(20):
@@ -51,7 +51,7 @@ def test_every_copy_answers_through_nginx(app, database_url, tmp_path):
     record = target.record
     assert (record.replicas, record.proxy) == (2, proxy.version())
     # 2 copies share the app's processes and its connection budget.
-    whole = targets.app_shape(run, app, "tuned", BUDGET)
+    whole = targets.app_shape(run.stack, app, "tuned", BUDGET)
     assert record.workers == max(1, round(whole.processes / 2))
     assert 2 * record.workers * record.pool_size <= BUDGET
     assert record.db_connections == BUDGET

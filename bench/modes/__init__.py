@@ -1,12 +1,22 @@
 """The kinds of measurement, one module each: the pgbench ceiling, the
 closed-loop peak, the open-loop rate, the database-delay sweep, the server
-matrix, the proxy comparison, the replica comparison and --tune. Each plans
-its steps, measures a step into a typed record (bench/records.py) and writes
-its section of the report (section(results) -> Markdown lines; CHARTS: the
-chart functions of bench/report/charts/ it draws, with their file suffixes).
+matrix, the proxy comparison, the replica comparison and --tune.
 
-Adding a mode is adding its module here and its name to MODES, in the place
-its section takes in the report."""
+What a mode may define (each is looked up, none is required):
+- steps(options, apps) -> {kind: (count, seconds each)}: its share of the
+  run's plan at one database delay, which Progress counts down (bench/plan.py);
+- before_start(stage) -> {Results field: [records]}: what it measures before
+  the apps start (the ceiling);
+- run(stage, found) -> {Results field: [records]}: what it measures of the
+  apps started and verified (stage.measured), usually through the one
+  rotation loop (bench/rotation.py); found holds the records of the modes
+  before it at this delay;
+- section(results) -> Markdown lines: its part of the report;
+- CHARTS: the chart functions of bench/report/charts/ it draws, with their
+  file suffixes.
+
+Adding a mode is adding its module here: its name in MODES, in the place its
+section takes in the report, and in MEASURING if it measures."""
 
 from bench.modes import (
     ceiling,
@@ -21,3 +31,7 @@ from bench.modes import (
 
 # In the report's order: what a run compared first, then the per-section tables.
 MODES = [ceiling, tune, proxy_cost, replica_sweep, db_delay, server_matrix, open_loop, peak]
+# In the order they measure at each database delay: the ceiling before the apps
+# start, the closed loop (or --tune's) before the open loop, whose auto rates
+# are fractions of its peaks.
+MEASURING = [ceiling, peak, tune, open_loop]

@@ -7,33 +7,60 @@ no section of its own."""
 from bench.load import pgbench
 from bench.records import Ceiling
 from bench.stack.database import SPARE_CONNECTIONS
+from bench.stack.delay_proxy import Launched
 
 CHARTS = []
 
 
-def plan(options, routes):
+def plan(load, routes):
     """(connections, route) of each pgbench run."""
-    return [(connections, route) for connections in options.connections for route in routes]
+    return [(connections, route) for connections in load.connections for route in routes]
 
 
-def measure(db, url, delay, context, routes, progress):
-    """The Ceilings at url: the database, or the delay proxy the apps reach it
-    through (delay seconds per round trip)."""
-    options = context.options
+def measured(options):
+    """Whether the run has a database of its own to measure (with --target,
+    only with --database-url)."""
+    return options.pgbench and bool(options.database_url or not options.target)
+
+
+def steps(options, apps):
+    """Its steps per database delay, for Progress: one pgbench run each."""
+    runs = len(plan(options.load, options.routes)) if measured(options) else 0
+    return {"ceiling": (runs, options.load.duration)}
+
+
+def before_start(stage):
+    """The Ceilings, measured before the apps start: at the database, or at
+    a delay proxy of pgbench's own (stage.delay seconds per round trip)."""
+    db = stage.context.db
+    if not (measured(stage.options) and db.url):
+        return {}
+    url = db.url
+    if stage.delay:
+        launched = Launched(db.url, stage.delay, stage.context.log, stage.options.pin.db)
+        url = stage.exits.enter_context(launched).url
     most = int(db.settings["max_connections"]) - SPARE_CONNECTIONS
+    load = stage.context.load
     ceilings = []
-    for connections, route in plan(options, routes):
+    for connections, route in plan(load, stage.routes):
         clients = min(connections, most)
-        progress.step("ceiling", f"pgbench {route.label} SQL, {clients} clients")
-        pin = options.pin and options.pin["load"]
+        stage.progress.step("ceiling", f"pgbench {route.label} SQL, {clients} clients")
         result = pgbench.run(
-            url, route.key, clients, options.threads, options.duration, pin=pin, log=context.log
+            url,
+            route.key,
+            clients,
+            load.threads,
+            load.duration,
+            pin=load.cpus,
+            log=stage.context.log,
         )
         db.reset_reviews()
         ceilings.append(
-            Ceiling(route=route.key, connections=connections, db_delay_ms=delay * 1000, **result)
+            Ceiling(
+                route=route.key, connections=connections, db_delay_ms=stage.delay * 1000, **result
+            )
         )
-    return ceilings
+    return {"pgbench": ceilings}
 
 
 def section(results):

@@ -1,7 +1,7 @@
 """The database-delay sweep (--db-delay D,... or -c N,...): when async pays.
 Every app, and pgbench, reaches Postgres through a delay proxy of its own
 (bench/stack/delay_proxy.py), once per delay: run() repeats the whole plan per
-delay (phases()). Its section: each app at every delay and connection count,
+delay. Its section: each app at every delay and connection count,
 with its memory, the connections it held, its round trips per request and the
 bound Little's law sets, after the decision table (each app at its best per
 delay and connection count); its charts, the decision (bench/report/charts/
@@ -18,11 +18,6 @@ DELAY_PROXY = (
     "round trip waits D more, as a database on another host would; 0 is direct, "
     "no proxy."
 )
-
-
-def phases(options):
-    """The delays (seconds) the run's plan is measured at, one after another."""
-    return list(options.db_delays)
 
 
 INTRO = (

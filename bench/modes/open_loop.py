@@ -11,10 +11,10 @@ time at the highest rate."""
 
 from bench.load import openloop
 from bench.load.measure import Load, measure_once
-from bench.modes import server_matrix
+from bench.modes import peak, server_matrix
 from bench.records import Rate
 from bench.report.tables import delay_words, memory_cell, number, rest_of, table
-from bench.rotation import Step
+from bench.rotation import Step, measure_in_rotation
 from bench.routes import ROUTES
 
 CHARTS = [("draw_latency", "-latency.png")]
@@ -26,25 +26,42 @@ def rates_per_route(options):
         return 0
     if options.rates != "auto":
         return len(options.rates)
-    return 1 if server_matrix.is_matrix(options) else len(openloop.AUTO_FRACTIONS)
+    return 1 if server_matrix.is_matrix(options.stack) else len(openloop.AUTO_FRACTIONS)
+
+
+def steps(options, apps):
+    """Its steps per database delay, for Progress: every rate on every route."""
+    runs = apps * len(options.routes) * rates_per_route(options)
+    return {"rate": (runs, peak.run_seconds(options.load))}
+
+
+def run(stage, found):
+    """The Rates of every app, after the peaks (auto's rates are theirs)."""
+    if not stage.options.rates:
+        return {}
+    planned = rounds(stage.options, found.get("measurements", []), stage.measured, stage.routes)
+    done = measure_in_rotation(
+        planned, stage.measured, measure, describe, stage.context, stage.progress
+    )
+    return {"openloop": collect(done, stage.measured)}
 
 
 def rates_for(options, peaks, deployment, route):
     """The rates offered on route in deployment: --rate's, or auto's."""
     if options.rates != "auto":
         return options.rates
-    matrix = server_matrix.is_matrix(options)
+    matrix = server_matrix.is_matrix(options.stack)
     found = [
         p.summary.requests_per_s
         for p in peaks
-        if (p.route, p.connections) == (route.key, options.connections[0])
+        if (p.route, p.connections) == (route.key, options.load.connections[0])
         and (server_matrix.sane(p) if matrix else p.deployment == deployment)
     ]
     fractions = (server_matrix.FRACTION,) if matrix else openloop.AUTO_FRACTIONS
     return openloop.auto_rates(found, fractions)
 
 
-def load(target, route, rate, options):
+def load(target, route, rate, settings):
     """The open-loop generator as measure_once's Load: a request that timed out
     or broke after it was sent may have been written."""
 
@@ -52,12 +69,12 @@ def load(target, route, rate, options):
         return openloop.command(
             target.url.rstrip("/") + route.path,
             rate,
-            max(options.connections),
+            max(settings.connections),
             seconds,
             route.method,
             route.body.decode() if route.body else None,
-            options.timeout,
-            options.pin and options.pin["load"],
+            settings.timeout,
+            settings.cpus,
         )
 
     def unanswered(result):
@@ -68,7 +85,7 @@ def load(target, route, rate, options):
 
 def rounds(options, peaks, measured, routes):
     """Per route, one round per rate offered: each app its deployment's rate."""
-    connections = max(options.connections)
+    connections = max(options.load.connections)
     planned = []
     for route in routes:
         offered = {t.deployment: rates_for(options, peaks, t.deployment, route) for t in measured}
@@ -84,9 +101,8 @@ def rounds(options, peaks, measured, routes):
 
 
 def measure(target, step, context):
-    options = context.options
-    generator = load(target, step.route, step.rate, options)
-    return measure_once(target, step.route, context.db, options, context.log, generator)
+    generator = load(target, step.route, step.rate, context.load)
+    return measure_once(target, step.route, context.db, context.load, context.log, generator)
 
 
 def describe(report):

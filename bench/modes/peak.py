@@ -7,9 +7,10 @@ article-style ratio table (with the pgbench ceiling) and the latency table."""
 from bench.load import wrk
 from bench.load.measure import Load, measure_once
 from bench.modes import server_matrix
+from bench.progress import RUN_OVERHEAD_SECONDS
 from bench.records import Peak
 from bench.report.tables import delay_words, latency_table, ratio_table, sections
-from bench.rotation import Step, every_app
+from bench.rotation import Step, every_app, measure_in_rotation
 
 CHARTS = [("draw", ".png")]  # bench/report/charts/peak.py: req/s and latency per section
 
@@ -19,56 +20,95 @@ def skipped(options):
     return bool(options.rates) and options.rates != "auto"
 
 
-def load(target, route, connections, options):
+def steps(options, apps):
+    """Its steps per database delay, for Progress: the primer, and its runs
+    (--tune's are tune's)."""
+    closed = not skipped(options)
+    load, routes = options.load, options.routes
+    runs = apps * len(rounds(load, routes)) if closed and not options.tune else 0
+    return {
+        "primer": (1 if closed and load.warmup else 0, apps * len(routes) * load.warmup),
+        "run": (runs, run_seconds(load)),
+    }
+
+
+def run_seconds(load):
+    """What one run is expected to take: its warm-up, itself, and around it."""
+    return load.duration + load.warmup + RUN_OVERHEAD_SECONDS
+
+
+def run(stage, found):
+    """The closed-loop Peaks of every app, after the primer."""
+    if skipped(stage.options) or stage.options.tune:
+        return {}
+    prime(stage)
+    done = in_rotation(stage, rounds(stage.context.load, stage.routes))
+    return {"measurements": collect(done, stage.measured, stage.context.load, stage.routes)}
+
+
+def load(target, route, connections, settings):
     """wrk as measure_once's Load: it stops with up to one request per
     connection in flight, which the server may still have written."""
 
     def command(seconds):
-        pin = options.pin and options.pin["load"]
         return wrk.command(
-            target.url, route, connections, options.threads, seconds, options.timeout, pin
+            target.url,
+            route,
+            connections,
+            settings.threads,
+            seconds,
+            settings.timeout,
+            settings.cpus,
         )
 
     return Load(command, wrk.run, lambda result: connections)
 
 
-def prime(measured, context, routes, progress):
+def prime(stage):
     """One unmeasured run of every app on every route, before the first
     measured one (TechEmpower's primer): without it the first repeat read
     slower for whichever app came first after the starts (its ratios off by
     up to 70% where the later repeats agreed within 20%)."""
-    options = context.options
-    if not options.warmup:
+    settings, context = stage.context.load, stage.context
+    if not settings.warmup:
         return
-    progress.step("primer", f"primer: every app, every route, {options.warmup}s each, not measured")
-    for route in routes:
-        for target in measured:
-            primer = load(target, route, options.connections[0], options)
-            primer.run(primer.command(options.warmup), context.log)
+    stage.progress.step(
+        "primer", f"primer: every app, every route, {settings.warmup}s each, not measured"
+    )
+    for route in stage.routes:
+        for target in stage.measured:
+            primer = load(target, route, settings.connections[0], settings)
+            primer.run(primer.command(settings.warmup), context.log)
         context.db.settle_and_reset()
 
 
-def rounds(options, routes):
+def rounds(settings, routes):
     """One round per repeat, connection count and route: every app the same step."""
     return [
-        every_app(Step("run", route, connections, None, repeat, options.repeat))
-        for repeat in range(options.repeat)
-        for connections in options.connections
+        every_app(Step("run", route, connections, None, repeat, settings.repeat))
+        for repeat in range(settings.repeat)
+        for connections in settings.connections
         for route in routes
     ]
 
 
+def in_rotation(stage, planned):
+    """planned rounds of wrk runs, every app in rotation (bench/rotation.py)."""
+    return measure_in_rotation(
+        planned, stage.measured, measure, describe, stage.context, stage.progress
+    )
+
+
 def measure(target, step, context):
-    options = context.options
-    wrk_load = load(target, step.route, step.connections, options)
-    return measure_once(target, step.route, context.db, options, context.log, wrk_load)
+    wrk_load = load(target, step.route, step.connections, context.load)
+    return measure_once(target, step.route, context.db, context.load, context.log, wrk_load)
 
 
 def describe(report):
     return f"{report['requests_per_s']:,.0f} req/s, p99 {report['latency_ms']['p99']:.1f} ms"
 
 
-def collect(done, measured, options, routes):
+def collect(done, measured, settings, routes):
     """The Peaks of the measured apps, per app, connection count and route."""
     runs = {}
     for target, step, report, turn, place in done:
@@ -78,7 +118,7 @@ def collect(done, measured, options, routes):
     for target in measured:
         if not target.measurable:
             continue
-        for connections in options.connections:
+        for connections in settings.connections:
             for route in routes:
                 reports = runs.get((target.label, route.key, connections))
                 if reports:

@@ -14,9 +14,9 @@ CHARTS = [("draw_matrix", "-matrix.png")]
 FRACTION = 0.75  # of the slowest sane pair's peak: the one rate every pair is offered
 
 
-def is_matrix(options):
+def is_matrix(stack):
     """Several servers measured side by side (--server), not deployments."""
-    return len(options.deployments) > 1 and all(map(is_server, options.deployments))
+    return len(stack.deployments) > 1 and all(map(is_server, stack.deployments))
 
 
 def sane(peak):

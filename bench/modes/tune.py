@@ -14,7 +14,7 @@ import math
 from bench.modes import peak
 from bench.records import Trial
 from bench.report.tables import number, table
-from bench.rotation import Step, every_app, measure_in_rotation
+from bench.rotation import Step, every_app
 from bench.routes import ROUTES
 from bench.stack.deployments import TUNING
 
@@ -29,34 +29,59 @@ def candidates():
     return list(TUNING)
 
 
-def search_options(options):
-    return dataclasses.replace(
-        options, duration=TRIAL_SECONDS, warmup=min(options.warmup, 1), repeat=1
-    )
+def search_load(load):
+    """The search's Load: one short run per configuration and route."""
+    return dataclasses.replace(load, duration=TRIAL_SECONDS, warmup=min(load.warmup, 1), repeat=1)
 
 
-def search_rounds(options, routes):
+def search_rounds(load, routes):
     return [
         every_app(Step("search", route, connections))
-        for connections in options.connections
+        for connections in load.connections
         for route in routes
     ]
 
 
-def search(measured, context, routes, progress, say):
+def steps(options, apps):
+    """Its steps per database delay, for Progress: the search (every
+    configuration) and the confirming runs (one configuration per app)."""
+    if not options.tune:
+        return {}
+    load, routes = options.load, options.routes
+    trial = search_load(load)
+    return {
+        "search": (apps * len(search_rounds(trial, routes)), peak.run_seconds(trial)),
+        "run": (len(options.stack.apps) * len(peak.rounds(load, routes)), peak.run_seconds(load)),
+    }
+
+
+def run(stage, found):
+    """The search's Trials, then the best of each app confirmed in rotation as
+    Peaks of the deployment "best"."""
+    if not stage.options.tune:
+        return {}
+    peak.prime(stage)
+    trials = search(stage)
+    done = peak.in_rotation(stage, confirm_rounds(stage.context.load, stage.routes, trials))
+    peaks = peak.collect(done, stage.measured, stage.context.load, stage.routes)
+    return {"tuning": trials, "measurements": relabel(peaks)}
+
+
+def search(stage):
     """The Trials: one short run of every configuration on every route, at
     every connection count; the best of each app and condition chosen."""
-    options = search_options(context.options)
-    trial_context = dataclasses.replace(context, options=options)
-    rounds = search_rounds(options, routes)
-    done = measure_in_rotation(rounds, measured, peak, trial_context, progress, say)
+    trial_load = search_load(stage.context.load)
+    trial_stage = dataclasses.replace(
+        stage, context=dataclasses.replace(stage.context, load=trial_load)
+    )
+    done = peak.in_rotation(trial_stage, search_rounds(trial_load, stage.routes))
     runs = {}
     for target, step, report, _, _ in done:
         runs.setdefault((target.label, step.connections), (target, {}))[1][step.route.key] = report
     trials = [
         trial(target, connections, reports)
         for (_, connections), (target, reports) in runs.items()
-        if len(reports) == len(routes)
+        if len(reports) == len(stage.routes)
     ]
     for key in {(t.app, t.connections) for t in trials}:
         mine = [t for t in trials if (t.app, t.connections) == key]
@@ -77,7 +102,7 @@ def trial(target, connections, reports):
     )
 
 
-def confirm_rounds(options, routes, trials):
+def confirm_rounds(load, routes, trials):
     """peak's rounds, each step taken only by the configuration chosen for
     its app at its connection count."""
     chosen = {(t.app, t.connections): t.deployment for t in trials if t.chosen}
@@ -88,9 +113,9 @@ def confirm_rounds(options, routes, trials):
         )
 
     return [
-        only_chosen(Step("run", route, connections, None, repeat, options.repeat))
-        for repeat in range(options.repeat)
-        for connections in options.connections
+        only_chosen(Step("run", route, connections, None, repeat, load.repeat))
+        for repeat in range(load.repeat)
+        for connections in load.connections
         for route in routes
     ]
 

@@ -63,36 +63,36 @@ class Target:
         self.record.status, self.record.reason = "failed", reason
 
 
-def app_cores(options):
+def app_cores(stack):
     """The app's CPU budget: the cores --pin gives it, else all."""
-    return len(cpu_set(options.pin["app"])) if options.pin else os.cpu_count()
+    return len(cpu_set(stack.cpus)) if stack.cpus else os.cpu_count()
 
 
-def app_shape(options, app, deployment, connections):
+def app_shape(stack, app, deployment, connections):
     """The Shape each copy of app runs in, in deployment, under a budget of
     connections for the app (all its copies: bench/stack/replicas.py)."""
     whole = deployments.shape(
         deployment,
         app,
-        app_cores(options),
+        app_cores(stack),
         connections,
-        options.workers,
-        options.worker_threads,
-        bounced=options.pgbouncer,
+        stack.workers,
+        stack.worker_threads,
+        bounced=stack.pgbouncer,
     )
     return replicas.copy_shape(
-        whole, deployments.replicas(deployment), connections, options.pgbouncer
+        whole, deployments.replicas(deployment), connections, stack.pgbouncer
     )
 
 
-def app_settings(options, app, deployment, shape):
+def app_settings(stack, app, deployment, shape):
     """The environment app's serve.sh gets in this deployment: --env's over
     the deployment's, GUNICORN_CMD_ARGS joined to the threads it may carry."""
     settings = deployments.settings(deployment, app, shape)
-    for name, value in options.env.items():
+    for name, value in stack.env.items():
         joined = name == "GUNICORN_CMD_ARGS" and name in settings
         settings[name] = f"{settings[name]} {value}" if joined else value
-    if options.pgbouncer:  # no session state may outlive a transaction: not --env's to undo
+    if stack.pgbouncer:  # no session state may outlive a transaction: not --env's to undo
         settings["TRANSACTION_POOLING"] = "1"
     return settings
 
@@ -105,44 +105,42 @@ def fits(app, deployment):
     return server == PRODUCTION or SERVERS[server].interface == ENTRY[app][0]
 
 
-def variants(options):
+def variants(stack):
     """The deployments of the run, with nginx in front too or instead (--proxy),
     each at every replica count (--replicas; copies are behind nginx anyway,
     so "tuned" and "tuned+nginx" at 2 copies are one "tuned x2")."""
     suffixes = {"off": [""], "on": [deployments.BEHIND_NGINX]}
     suffixes["both"] = suffixes["off"] + suffixes["on"]
-    named = [d + suffix for d in options.deployments for suffix in suffixes[options.proxy]]
-    return list(
-        dict.fromkeys(deployments.replicated(d, n) for d in named for n in options.replicas)
-    )
+    named = [d + suffix for d in stack.deployments for suffix in suffixes[stack.proxy]]
+    return list(dict.fromkeys(deployments.replicated(d, n) for d in named for n in stack.replicas))
 
 
-def pairs(options):
+def pairs(stack):
     """(app, deployment) of every target the run starts, deployment-major."""
     return [
         (app, deployment)
-        for deployment in variants(options)
-        for app in options.apps
+        for deployment in variants(stack)
+        for app in stack.apps
         if fits(app, deployment)
     ]
 
 
-def packages_needed(options):
+def packages_needed(stack):
     """The distributions of every server the run starts other than serve.sh."""
-    names = {deployments.server_for(d, app) for app, d in pairs(options)} - {PRODUCTION}
+    names = {deployments.server_for(d, app) for app, d in pairs(stack)} - {PRODUCTION}
     return sorted({package for name in names for package in SERVERS[name].packages})
 
 
-def connections_needed(options, connections):
+def connections_needed(stack, connections):
     """Every pool of every app started at once, full, under a budget of
     connections per app; behind PgBouncer, what each app's PgBouncer holds
     (the apps' pools are its clients, not Postgres')."""
-    if options.pgbouncer:
-        return connections * len(pairs(options))
+    if stack.pgbouncer:
+        return connections * len(pairs(stack))
     return sum(
         deployments.replicas(deployment)
-        * app_shape(options, app, deployment, connections).connections
-        for app, deployment in pairs(options)
+        * app_shape(stack, app, deployment, connections).connections
+        for app, deployment in pairs(stack)
     )
 
 
@@ -165,42 +163,42 @@ def new_target(app, deployment, db_delay=0.0):
     return Target(app, deployment, db_delay, record=record)
 
 
-def external(options):
+def external(stack):
     """The server --target names, already running: nothing to start."""
-    target = new_target(options.apps[0], EXTERNAL)
-    target.url = options.target
-    target.record.server_command = f"already running at {options.target}"
+    target = new_target(stack.apps[0], EXTERNAL)
+    target.url = stack.target
+    target.record.server_command = f"already running at {stack.target}"
     return target
 
 
-def app_database(stack, options, target, database_url, log_path, connections):
+def app_database(exits, stack, target, database_url, log_path, connections):
     """The URL target's app connects to, its connections named after it: through
     a delay proxy of its own (--db-delay) and a PgBouncer of its own
     (--pgbouncer, its pool at Postgres the app's budget of connections), both
-    stopped when the stack closes. PgBouncer sits beside the app (app ->
+    stopped when exits close. PgBouncer sits beside the app (app ->
     PgBouncer -> delay proxy -> Postgres), as on the app's host in production,
     so that each of the app's round trips still pays the delay."""
     database_url = database.named(database_url, target.application_name)
     if target.db_delay:
-        proxy_log = stack.enter_context(open(log_path.with_suffix(".proxy.log"), "w"))
-        pin = options.pin and options.pin["db"]
-        target.proxy = stack.enter_context(Launched(database_url, target.db_delay, proxy_log, pin))
+        proxy_log = exits.enter_context(open(log_path.with_suffix(".proxy.log"), "w"))
+        launched = Launched(database_url, target.db_delay, proxy_log, stack.db_cpus)
+        target.proxy = exits.enter_context(launched)
         database_url = target.proxy.url
-    if options.pgbouncer:
-        bouncer_log = stack.enter_context(open(log_path.with_suffix(".pgbouncer.log"), "w"))
+    if stack.pgbouncer:
+        bouncer_log = exits.enter_context(open(log_path.with_suffix(".pgbouncer.log"), "w"))
         bouncer = pgbouncer.Bouncer(database_url, bouncer_log, connections)
-        database_url = stack.enter_context(bouncer).url
+        database_url = exits.enter_context(bouncer).url
         target.record.pgbouncer = f"{pgbouncer.version()}, a transaction pool of {connections}"
     return database_url
 
 
-def start(stack, options, target, database_url, log_dir, stamp, connections):
-    """Start target's app inside stack (stopped when the stack closes), under a
+def start(exits, stack, target, database_url, log_dir, stamp, connections):
+    """Start target's app (stack: bench/options.py Stack), stopped when exits close, under a
     budget of connections, in as many copies as its deployment names
     (bench/stack/replicas.py); on failure the target is marked failed and the
     run goes on."""
-    shape = app_shape(options, target.app, target.deployment, connections)
-    settings = app_settings(options, target.app, target.deployment, shape)
+    shape = app_shape(stack, target.app, target.deployment, connections)
+    settings = app_settings(stack, target.app, target.deployment, shape)
     copies = deployments.replicas(target.deployment)
     delay = f"-db{target.db_delay * 1000:g}ms" if target.db_delay else ""
     shown_name = target.deployment.replace(" ", "-")
@@ -216,9 +214,9 @@ def start(stack, options, target, database_url, log_dir, stamp, connections):
         return running(target.app, port, database_url, path, 60, command, **settings)
 
     try:
-        database_url = app_database(stack, options, target, database_url, log_path, connections)
-        with pinned(options.pin and options.pin["app"]):
-            servers = replicas.start(stack, copies, free_port(options.port), log_path, launch)
+        database_url = app_database(exits, stack, target, database_url, log_path, connections)
+        with pinned(stack.cpus):
+            servers = replicas.start(exits, copies, free_port(stack.port), log_path, launch)
     except (AppNotStarted, pgbouncer.BouncerNotStarted) as error:
         print(f"  {error}", flush=True)
         shown = os.path.relpath(log_path)
@@ -229,7 +227,7 @@ def start(stack, options, target, database_url, log_dir, stamp, connections):
     if deployments.behind_nginx(target.deployment):
         nginx_port = free_port()
         with open(log_path.with_suffix(".nginx.log"), "w") as log:
-            stack.enter_context(proxy.proxied(replicas.ports(servers), nginx_port, log))
+            exits.enter_context(proxy.proxied(replicas.ports(servers), nginx_port, log))
         target.url = f"http://127.0.0.1:{nginx_port}"
     record = target.record
     record.server_command, record.replicas = replicas.command_line(servers), copies

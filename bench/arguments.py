@@ -1,0 +1,291 @@
+"""./benchmark.sh's command line: every option, its help, and the parsers of
+its values. bench/cli.py turns what it parses into the run's Options."""
+
+import argparse
+import os
+import re
+
+from bench.routes import ROUTES
+from bench.stack.budget import DEFAULT_CONNECTIONS
+from bench.stack.delay_proxy import parse_delay
+from bench.stack.servers import PRODUCTION, SERVERS
+from tools.serve import APPS
+
+EPILOG = """\
+examples:
+  ./benchmark.sh quart                       about a minute: tuned deployment, 20 connections
+  ./benchmark.sh all --deployment both       every app, article's and tuned deployments
+  ./benchmark.sh flask quart -c 20,64,256    a concurrency sweep
+  ./benchmark.sh flask falcon --server all   every WSGI server with both WSGI apps
+  ./benchmark.sh all --rate auto             latency at the same fixed loads for every app
+  ./benchmark.sh flask sanic --rate 500,1000 open-loop runs at these requests/s
+  ./benchmark.sh all --db-delay 0,1ms,5ms,20ms -c 10,100
+                                             when async pays: Postgres farther away, swept
+  ./benchmark.sh flask quart --replicas 1,2,4
+                                             1, 2 and 4 copies of each app behind nginx
+  ./benchmark.sh all --duration 5m           the article's run length
+  ./benchmark.sh quart --target http://quart:8000 --database-url postgresql://...
+                                             measure a server that is already running
+  ./benchmark.sh --serve flask --port 8000   serve an app until Ctrl-C
+
+Results go to results/ as JSON, Markdown and a PNG chart, one set per run.
+Without DATABASE_URL / --database-url, a throwaway Postgres runs in .pgdata/.
+"""
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="./benchmark.sh",
+        description="Measure the apps with wrk, Postgres alone with pgbench, and compare.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "apps", nargs="+", metavar="APP", help=f"one or more of: {', '.join(APPS)}; or all"
+    )
+    p.add_argument("--duration", type=seconds, default=8, help="per measured run (default 8s)")
+    p.add_argument(
+        "--warmup",
+        type=seconds,
+        default=2,
+        help="unmeasured run before each measured one (default 2s; 0: none)",
+    )
+    p.add_argument(
+        "-c",
+        "--connections",
+        type=int_list,
+        default=[20],
+        help="wrk connections; a list sweeps, e.g. 20,64,256 (default 20, the article's)",
+    )
+    p.add_argument("-t", "--threads", type=int, default=2, help="wrk threads (default 2)")
+    p.add_argument(
+        "--timeout",
+        type=seconds,
+        default=10,
+        help="wrk counts a slower response as a timeout error (default 10s)",
+    )
+    p.add_argument(
+        "--routes",
+        type=choice_list(list(ROUTES)),
+        default=list(ROUTES),
+        help=f"comma list of {', '.join(ROUTES)} (default all three)",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs per figure; the report shows the median and min-max (default 1)",
+    )
+    p.add_argument(
+        "--deployment",
+        type=choice_list(["article", "tuned"], "both"),
+        default=["tuned"],
+        help="article, tuned or both (default tuned; see bench/stack/deployments.py)",
+    )
+    p.add_argument(
+        "--rate",
+        type=rate_list,
+        metavar="R[,R...]|auto",
+        help="open loop: offer each app these requests/s (bench/load/openloop: latency from "
+        "each request's due time); auto: 25/50/75/90%% of the slowest app's wrk peak on "
+        "each route, measured first",
+    )
+    p.add_argument(
+        "--server",
+        type=choice_list([PRODUCTION, *SERVERS], "all"),
+        help="run each app under these servers instead of a deployment: a comma list of "
+        f"{', '.join([PRODUCTION, *SERVERS])}, or all (each app under those that serve its "
+        "interface, WSGI or ASGI; serve.sh is its own; see bench/stack/servers.py)",
+    )
+    p.add_argument(
+        "--db-delay",
+        type=delay_list,
+        default=(0.0,),
+        metavar="D[,D...]",
+        help="add D to every round trip between each app (and pgbench) and Postgres, "
+        "through a delay proxy of its own (bench/stack/delay_proxy.py): e.g. 0,1ms,5ms,20ms runs "
+        "everything once per delay; 0 is direct (default 0)",
+    )
+    p.add_argument(
+        "--workers",
+        type=positive,
+        help="worker processes for every app (default: the deployment's, per CPU budget)",
+    )
+    p.add_argument(
+        "--worker-threads",
+        type=positive,
+        metavar="N",
+        help="threads per worker process, for every server that has them (gunicorn's "
+        "gthread, and the sync worker of Flask's and Falcon's serve.sh, which becomes gthread; "
+        "waitress, Twisted, Granian's blocking threads); a server named with --server that has "
+        "none refuses it; an event loop's serve.sh runs as it is",
+    )
+    p.add_argument(
+        "--db-connections",
+        type=positive,
+        metavar="N",
+        help="database connections each app may hold, split across its processes by what "
+        "each can use: a sync worker 1, a threaded one its threads, an event loop an equal "
+        f"share (default {DEFAULT_CONNECTIONS}, lowered to fit a Postgres of yours)",
+    )
+    p.add_argument(
+        "--env",
+        type=env_setting,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set for every app's server, over the deployment's; repeatable, e.g. "
+        "--env POOL_TIMEOUT=2 --env GUNICORN_CMD_ARGS=--backlog=4096",
+    )
+    p.add_argument(
+        "--database-url",
+        default=os.environ.get("DATABASE_URL") or None,
+        help="default DATABASE_URL, else a throwaway Postgres in .pgdata/",
+    )
+    p.add_argument(
+        "--target", metavar="URL", help="measure this already-running server; APP only labels it"
+    )
+    p.add_argument("--port", type=int, default=0, help="port for the app (default: a free one)")
+    p.add_argument(
+        "--pin",
+        type=pin_spec,
+        metavar="APP:DB:LOAD",
+        help="taskset CPU lists for app, Postgres and wrk/pgbench, e.g. 0:1:1",
+    )
+    p.add_argument(
+        "--proxy",
+        choices=["off", "on", "both"],
+        default="off",
+        help="nginx in front of every app (proxy/api.inc): off, on, or both to measure "
+        "what it costs, side by side (default off)",
+    )
+    p.add_argument(
+        "--pgbouncer",
+        action="store_true",
+        help="every app reaches Postgres through a PgBouncer of its own (Debian's package, "
+        "transaction pooling, its pool at Postgres the app's --db-connections: "
+        "bench/stack/pgbouncer.py), with TRANSACTION_POOLING=1; the app's processes then keep "
+        "the pools they can use, sharing that budget",
+    )
+    p.add_argument(
+        "--tune",
+        action="store_true",
+        help="each app at its best per condition (database delay x connections): a short run "
+        "of every configuration its practitioners would try (sync workers, workers x threads, "
+        "gevent with psycogreen; event loops x pool size; bench/modes/tune.py), on the same "
+        "cores and --db-connections, then the best measured in rotation; replaces "
+        "--deployment and --server",
+    )
+    p.add_argument(
+        "--replicas",
+        type=int_list,
+        default=[1],
+        metavar="N[,N...]",
+        help="run N copies of each app's server behind nginx, sharing the app's worker "
+        "processes and database connections (bench/stack/replicas.py); a list, e.g. 1,2,4, "
+        "measures each count side by side in rotation (default 1: one copy, as --proxy says)",
+    )
+    p.add_argument("--no-pgbench", action="store_true", help="skip the database ceiling")
+    p.add_argument("--results", default="results", help="folder for the results (default results/)")
+    return p
+
+
+def seconds(text):
+    """'8', '8s', '2m', '1h' -> seconds."""
+    match = re.fullmatch(r"(\d+)([smh]?)", text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 10s or 5m)")
+    return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+
+
+def int_list(text):
+    try:
+        values = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"not a list of positive numbers: {text!r}")
+    return values
+
+
+def choice_list(choices, all_word=None):
+    def parse(text):
+        names = [name.strip() for name in text.split(",") if name.strip()]
+        if all_word and names == [all_word]:
+            return list(choices)
+        unknown = [name for name in names if name not in choices]
+        if unknown or not names:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: choose from {', '.join(choices)}"
+                + (f" or {all_word}" if all_word else "")
+            )
+        return names
+
+    return parse
+
+
+def rate_list(text):
+    """--rate: 'auto', or a comma list of positive request rates per second."""
+    if text.strip() == "auto":
+        return "auto"
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not auto or a list of rates: {text!r}") from None
+    if not values or min(values) <= 0:
+        raise argparse.ArgumentTypeError(f"rates must be positive: {text!r}")
+    return values
+
+
+def delay_list(text):
+    """--db-delay: a comma list of delays per round trip, '0,1ms,5ms' -> seconds."""
+    try:
+        values = [parse_delay(part) for part in text.split(",")]
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"a delay is named twice: {text!r}")
+    return tuple(values)
+
+
+def pin_spec(text):
+    parts = text.split(":")
+    if len(parts) != 3 or not all(re.fullmatch(r"[0-9,-]+", part) for part in parts):
+        raise argparse.ArgumentTypeError(
+            f"--pin wants APP:DB:LOAD CPU lists, e.g. 0:1:1, not {text!r}"
+        )
+    return dict(zip(("app", "db", "load"), parts, strict=True))
+
+
+# What the harness sets itself: given through --env, the report would state
+# a configuration that did not run.
+OWN_SETTINGS = {
+    "WEB_WORKERS": "--workers",
+    "POOL_MAX_SIZE": "--db-connections",
+    "POOL_MIN_SIZE": "--db-connections",
+}
+GUNICORN_CONCURRENCY = re.compile(r"(^|\s)(--threads|--workers|-w|--worker-class|-k)\b")
+
+
+def env_setting(text):
+    name, equals, value = text.partition("=")
+    if not equals or not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
+        raise argparse.ArgumentTypeError(f"--env wants NAME=VALUE, not {text!r}")
+    if name in OWN_SETTINGS:
+        raise argparse.ArgumentTypeError(f"--env {name}: use {OWN_SETTINGS[name]}")
+    if name == "GUNICORN_CMD_ARGS" and GUNICORN_CONCURRENCY.search(value):
+        raise argparse.ArgumentTypeError(
+            "--env GUNICORN_CMD_ARGS: set processes and threads with --workers and "
+            "--worker-threads (or --server), so that the report states what ran"
+        )
+    return name, value
+
+
+def positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
+    return value
