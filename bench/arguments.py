@@ -84,6 +84,7 @@ def parser():
     )
     p.add_argument(
         "--rate",
+        dest="rates",
         type=rate_list,
         metavar="R[,R...]|auto",
         help="open loop: offer each app these requests/s (bench/load/openloop: latency from "
@@ -99,6 +100,7 @@ def parser():
     )
     p.add_argument(
         "--db-delay",
+        dest="db_delays",
         type=delay_list,
         default=(0.0,),
         metavar="D[,D...]",
@@ -185,8 +187,15 @@ def parser():
         "processes and database connections (bench/stack/replicas.py); a list, e.g. 1,2,4, "
         "measures each count side by side in rotation (default 1: one copy, as --proxy says)",
     )
-    p.add_argument("--no-pgbench", action="store_true", help="skip the database ceiling")
-    p.add_argument("--results", default="results", help="folder for the results (default results/)")
+    p.add_argument(
+        "--no-pgbench", dest="pgbench", action="store_false", help="skip the database ceiling"
+    )
+    p.add_argument(
+        "--results",
+        dest="results_dir",
+        default="results",
+        help="folder for the results (default results/)",
+    )
     return p
 
 

@@ -8,7 +8,7 @@ import sys
 from bench.arguments import parser
 from bench.errors import BenchmarkError
 from bench.modes import tune
-from bench.options import grouped
+from bench.options import FIELDS, grouped
 from bench.run import run
 from bench.stack import pgbouncer, targets
 from bench.stack.budget import DEFAULT_CONNECTIONS
@@ -42,14 +42,14 @@ def deployments_of(args):
 
 def refusal(args, apps):
     """Why these options cannot run, in one sentence; None when they can."""
-    if args.tune and (args.target or args.rate):
+    if args.tune and (args.target or args.rates):
         return "--tune measures closed loop the apps it starts: not with --target or --rate"
     if args.target:
         if len(apps) != 1:
             return "--target measures one server: name one APP to label it"
         started = {
             "--replicas starts copies of an app": args.replicas != [1],
-            "--db-delay puts a proxy between the apps it starts and Postgres": any(args.db_delay),
+            "--db-delay puts a proxy between the apps it starts and Postgres": any(args.db_delays),
             "--pgbouncer goes between the apps it starts and Postgres": args.pgbouncer,
         }
         return next((f"{what}: not with --target" for what, on in started.items() if on), None)
@@ -61,7 +61,7 @@ def refusal(args, apps):
 
 def missing_tool(args):
     """The system tool these options need and this machine lacks, as advice."""
-    if (not args.rate or args.rate == "auto") and not shutil.which("wrk"):
+    if (not args.rates or args.rates == "auto") and not shutil.which("wrk"):
         return "wrk is not installed: apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"
     if (args.proxy != "off" or max(args.replicas) > 1) and not proxy.binary():
         return "--proxy and --replicas need nginx: apt-get install nginx-light (Debian/Ubuntu)"
@@ -73,35 +73,17 @@ def missing_tool(args):
 
 
 def options_of(args, apps, argv):
-    """The run's typed Options (bench/options.py) from the parsed command line."""
-    return grouped(
-        apps=apps,
-        deployments=["external"] if args.target else deployments_of(args),
-        routes=args.routes,
-        connections=args.connections,
-        threads=args.threads,
-        duration=args.duration,
-        warmup=args.warmup,
-        timeout=args.timeout,
-        repeat=args.repeat,
-        workers=args.workers,
-        worker_threads=args.worker_threads,
-        db_connections=args.db_connections,
-        env=dict(args.env),
-        database_url=args.database_url,
-        target=args.target,
-        port=args.port,
-        pin=args.pin,
-        pgbench=not args.no_pgbench,
-        results_dir=args.results,
-        command=shown_command(argv),
-        proxy="off" if args.target else args.proxy,
-        rates=args.rate,
-        db_delays=args.db_delay,
-        tune=args.tune,
-        pgbouncer=args.pgbouncer,
-        replicas=tuple(dict.fromkeys(args.replicas)),
-    )
+    """The run's typed Options (bench/options.py): the parsed command line,
+    each option under its field's name (its dest), and what is derived here."""
+    given = vars(args) | {
+        "apps": apps,
+        "deployments": ["external"] if args.target else deployments_of(args),
+        "env": dict(args.env),
+        "command": shown_command(argv),
+        "proxy": "off" if args.target else args.proxy,
+        "replicas": tuple(dict.fromkeys(args.replicas)),
+    }
+    return grouped(**{name: given[name] for name in FIELDS})
 
 
 def main(argv=None):

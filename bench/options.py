@@ -91,3 +91,9 @@ def grouped(*, pin=None, **flat):
 
 LOAD_FIELDS = ("connections", "threads", "duration", "warmup", "timeout", "repeat")
 STACK_FIELDS = [f.name for f in dataclasses.fields(Stack) if f.name not in ("cpus", "db_cpus")]
+FIELDS = [  # every field grouped() takes: what the command line sets
+    *(f.name for f in dataclasses.fields(Options) if f.name not in ("load", "stack", "pin")),
+    "pin",
+    *LOAD_FIELDS,
+    *STACK_FIELDS,
+]

@@ -299,7 +299,7 @@ def test_options():
             "0,500us,5ms",
         ]
     )
-    assert args.db_delay == pytest.approx((0.0, 0.0005, 0.005))
+    assert args.db_delays == pytest.approx((0.0, 0.0005, 0.005))
     assert args.connections == [20, 64, 256]
     assert args.deployment == ["article", "tuned"]
     assert args.routes == ["film", "review"]
