@@ -20,7 +20,7 @@ class Pinning:
 
 
 @dataclass(frozen=True)
-class Load:
+class Runs:
     """How every measured run loads an app: what the closed-loop peak, the
     open-loop rate, --tune's search and the pgbench ceiling read."""
 
@@ -55,11 +55,11 @@ class Stack:
 
 @dataclass(frozen=True)
 class Options:
-    """A run, typed: how it loads (Load), what it starts (Stack), and the
+    """A run, typed: how each run loads the apps (Runs), what it starts (Stack), and the
     switches of its modes, each read by the mode it belongs to."""
 
     routes: list
-    load: Load
+    runs: Runs
     stack: Stack
     pin: Pinning
     database_url: str | None
@@ -79,21 +79,21 @@ def grouped(*, pin=None, **flat):
     """Options from the flat fields ./benchmark.sh's command line names (and
     the tests do): each goes to the group that reads it."""
     pin = Pinning(**(pin or {}))
-    load = {name: flat.pop(name) for name in LOAD_FIELDS}
+    runs = {name: flat.pop(name) for name in RUN_FIELDS}
     stack = {name: flat.pop(name) for name in STACK_FIELDS if name in flat}
     return Options(
-        load=Load(**load, cpus=pin.load),
+        runs=Runs(**runs, cpus=pin.load),
         stack=Stack(**stack, cpus=pin.app, db_cpus=pin.db),
         pin=pin,
         **flat,
     )
 
 
-LOAD_FIELDS = ("connections", "threads", "duration", "warmup", "timeout", "repeat")
+RUN_FIELDS = ("connections", "threads", "duration", "warmup", "timeout", "repeat")
 STACK_FIELDS = [f.name for f in dataclasses.fields(Stack) if f.name not in ("cpus", "db_cpus")]
 FIELDS = [  # every field grouped() takes: what the command line sets
-    *(f.name for f in dataclasses.fields(Options) if f.name not in ("load", "stack", "pin")),
+    *(f.name for f in dataclasses.fields(Options) if f.name not in ("runs", "stack", "pin")),
     "pin",
-    *LOAD_FIELDS,
+    *RUN_FIELDS,
     *STACK_FIELDS,
 ]

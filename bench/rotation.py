@@ -39,10 +39,10 @@ class Step:
 @dataclass(frozen=True)
 class Context:
     """What a mode's measure() reads besides its step: the run's database,
-    how to load the app (bench/options.py Load) and the run's log."""
+    how each run loads the app (bench/options.py Runs) and the run's log."""
 
     db: object
-    load: object
+    runs: object
     log: object
 
 

@@ -122,19 +122,19 @@ def start_targets(stage, db, log_dir, stamp):
 
 def results(options, db, started, found):
     """The run's Results: what was asked, what ran, every record the modes found."""
-    load = options.load
+    runs = options.runs
     return Results(
         db_delays_ms=[delay * 1000 for delay in options.db_delays],
         command=options.command,
         environment=environment.capture(),
         database=db.settings,
         wrk={
-            "threads": load.threads,
-            "connections": load.connections,
-            "duration_s": load.duration,
-            "warmup_s": load.warmup,
-            "timeout_s": load.timeout,
-            "repeat": load.repeat,
+            "threads": runs.threads,
+            "connections": runs.connections,
+            "duration_s": runs.duration,
+            "warmup_s": runs.warmup,
+            "timeout_s": runs.timeout,
+            "repeat": runs.repeat,
             "routes": options.routes,
             "order": "rotation: every app started at once, measured in turn, the order "
             "rotating per repeat and route",
@@ -146,7 +146,7 @@ def results(options, db, started, found):
             "name": openloop.NAME,
             "version": openloop.version(),
             "rates": options.rates,
-            "connections": max(load.connections),
+            "connections": max(runs.connections),
         }
         if options.rates
         else None,
@@ -218,7 +218,7 @@ def run(options):
         db = stack.enter_context(opened_database(options))
         if options.pin.db and not options.target:
             stack.enter_context(pinned_database(options.pin.db))
-        context = Context(db, options.load, log)
+        context = Context(db, options.runs, log)
         for delay in options.db_delays:
             with contextlib.ExitStack() as phase:
                 stage = Stage(options, routes, context, progress, delay, phase)

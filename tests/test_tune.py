@@ -37,13 +37,13 @@ def trial(app, deployment, rates, chosen=False):
     return Trial(app, deployment, 10, 0.0, rps, {"film": 1.0, "review": 1.0}, score, chosen)
 
 
-class Load:
+class Runs:
     connections, repeat = [10], 1
 
 
 def test_only_the_chosen_configuration_is_confirmed():
     trials = [trial("flask", "sync", (100, 100)), trial("flask", "threads4", (90, 300), True)]
-    rounds = tune.confirm_rounds(Load(), [ROUTES["film"]], trials)
+    rounds = tune.confirm_rounds(Runs(), [ROUTES["film"]], trials)
     assert len(rounds) == 1
     assert rounds[0](Target("flask", "threads4")).connections == 10
     assert rounds[0](Target("flask", "sync")) is None

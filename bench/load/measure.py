@@ -8,7 +8,7 @@ from bench.stack import database, memory
 from bench.stack.processes import shown
 
 
-class Load(NamedTuple):
+class Generator(NamedTuple):
     """A load generator for one app and route: command(seconds) -> argv;
     run(argv, log) -> its report (with "ok" and "non_2xx"); unanswered(report)
     -> how many requests may have been written without their answer read."""
@@ -18,7 +18,7 @@ class Load(NamedTuple):
     unanswered: object
 
 
-def measure_once(target, route, db, options, log, load):
+def measure_once(target, route, db, runs, log, generator):
     """The run's report, with:
     - connections_held: the most connections the app held (pg_stat_activity);
     - pss_mib: the app's memory at the end of the run (bench/stack/memory.py;
@@ -27,15 +27,15 @@ def measure_once(target, route, db, options, log, load):
       Postgres per answered request (each waits for its answer: a round trip),
       and proxy_cpu_share: the share of one core the proxy used meanwhile;
     - ledger: a POST run's books (rows added against 2xx answers)."""
-    if options.warmup:
-        load.run(load.command(options.warmup), log)
+    if runs.warmup:
+        generator.run(generator.command(runs.warmup), log)
     if route.body:
         db.settle_and_reset()  # the warm-up's last writes land before the run's books open
     before = target.proxy.counts() if target.proxy else None
     cpu_before = target.proxy.cpu_seconds() if target.proxy else None
-    args = load.command(options.duration)
+    args = generator.command(runs.duration)
     with database.ConnectionsHeld(db.url, target.application_name) as held:
-        result = load.run(args, log)
+        result = generator.run(args, log)
     result["pss_mib"] = memory.pss_mib(*target.pids)  # before the books: the run's end
     result["command"] = shown(args)
     result["connections_held"] = held.most
@@ -49,7 +49,7 @@ def measure_once(target, route, db, options, log, load):
     if route.body and db.connection is not None:
         rows = database.settled_review_count(db.connection)
         result["ledger"] = database.check_nothing_lost(
-            result["ok"], rows, load.unanswered(result)
+            result["ok"], rows, generator.unanswered(result)
         ).as_dict()
     db.reset_reviews()
     return result

@@ -12,9 +12,9 @@ from bench.stack.delay_proxy import Launched
 CHARTS = []
 
 
-def plan(load, routes):
+def plan(runs, routes):
     """(connections, route) of each pgbench run."""
-    return [(connections, route) for connections in load.connections for route in routes]
+    return [(connections, route) for connections in runs.connections for route in routes]
 
 
 def measured(options):
@@ -25,8 +25,8 @@ def measured(options):
 
 def steps(options, apps):
     """Its steps per database delay, for Progress: one pgbench run each."""
-    runs = len(plan(options.load, options.routes)) if measured(options) else 0
-    return {"ceiling": (runs, options.load.duration)}
+    runs = len(plan(options.runs, options.routes)) if measured(options) else 0
+    return {"ceiling": (runs, options.runs.duration)}
 
 
 def before_start(stage):
@@ -40,18 +40,18 @@ def before_start(stage):
         launched = Launched(db.url, stage.delay, stage.context.log, stage.options.pin.db)
         url = stage.exits.enter_context(launched).url
     most = int(db.settings["max_connections"]) - SPARE_CONNECTIONS
-    load = stage.context.load
+    runs = stage.context.runs
     ceilings = []
-    for connections, route in plan(load, stage.routes):
+    for connections, route in plan(runs, stage.routes):
         clients = min(connections, most)
         stage.progress.step("ceiling", f"pgbench {route.label} SQL, {clients} clients")
         result = pgbench.run(
             url,
             route.key,
             clients,
-            load.threads,
-            load.duration,
-            pin=load.cpus,
+            runs.threads,
+            runs.duration,
+            pin=runs.cpus,
             log=stage.context.log,
         )
         db.reset_reviews()

@@ -10,7 +10,7 @@ delay, every app at every rate; its chart, the latency spectrum and p99 over
 time at the highest rate."""
 
 from bench.load import openloop
-from bench.load.measure import Load, measure_once
+from bench.load.measure import Generator, measure_once
 from bench.modes import peak, server_matrix
 from bench.records import Rate
 from bench.report.tables import delay_words, memory_cell, number, rest_of, table
@@ -32,7 +32,7 @@ def rates_per_route(options):
 def steps(options, apps):
     """Its steps per database delay, for Progress: every rate on every route."""
     runs = apps * len(options.routes) * rates_per_route(options)
-    return {"rate": (runs, peak.run_seconds(options.load))}
+    return {"rate": (runs, peak.run_seconds(options.runs))}
 
 
 def run(stage, found):
@@ -54,15 +54,15 @@ def rates_for(options, peaks, deployment, route):
     found = [
         p.summary.requests_per_s
         for p in peaks
-        if (p.route, p.connections) == (route.key, options.load.connections[0])
+        if (p.route, p.connections) == (route.key, options.runs.connections[0])
         and (server_matrix.sane(p) if matrix else p.deployment == deployment)
     ]
     fractions = (server_matrix.FRACTION,) if matrix else openloop.AUTO_FRACTIONS
     return openloop.auto_rates(found, fractions)
 
 
-def load(target, route, rate, settings):
-    """The open-loop generator as measure_once's Load: a request that timed out
+def generator(target, route, rate, settings):
+    """The open-loop generator as measure_once's Generator: a request that timed out
     or broke after it was sent may have been written."""
 
     def command(seconds):
@@ -80,12 +80,12 @@ def load(target, route, rate, settings):
     def unanswered(result):
         return result["errors"]["timeout"] + result["errors"]["socket"]
 
-    return Load(command, openloop.run, unanswered)
+    return Generator(command, openloop.run, unanswered)
 
 
 def rounds(options, peaks, measured, routes):
     """Per route, one round per rate offered: each app its deployment's rate."""
-    connections = max(options.load.connections)
+    connections = max(options.runs.connections)
     planned = []
     for route in routes:
         offered = {t.deployment: rates_for(options, peaks, t.deployment, route) for t in measured}
@@ -101,8 +101,8 @@ def rounds(options, peaks, measured, routes):
 
 
 def measure(target, step, context):
-    generator = load(target, step.route, step.rate, context.load)
-    return measure_once(target, step.route, context.db, context.load, context.log, generator)
+    offered = generator(target, step.route, step.rate, context.runs)
+    return measure_once(target, step.route, context.db, context.runs, context.log, offered)
 
 
 def describe(report):

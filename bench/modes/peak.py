@@ -5,7 +5,7 @@ section: per deployment, connection count and database delay, the
 article-style ratio table (with the pgbench ceiling) and the latency table."""
 
 from bench.load import wrk
-from bench.load.measure import Load, measure_once
+from bench.load.measure import Generator, measure_once
 from bench.modes import server_matrix
 from bench.progress import RUN_OVERHEAD_SECONDS
 from bench.records import Peak
@@ -24,17 +24,17 @@ def steps(options, apps):
     """Its steps per database delay, for Progress: the primer, and its runs
     (--tune's are tune's)."""
     closed = not skipped(options)
-    load, routes = options.load, options.routes
-    runs = apps * len(rounds(load, routes)) if closed and not options.tune else 0
+    runs, routes = options.runs, options.routes
+    count = apps * len(rounds(runs, routes)) if closed and not options.tune else 0
     return {
-        "primer": (1 if closed and load.warmup else 0, apps * len(routes) * load.warmup),
-        "run": (runs, run_seconds(load)),
+        "primer": (1 if closed and runs.warmup else 0, apps * len(routes) * runs.warmup),
+        "run": (count, run_seconds(runs)),
     }
 
 
-def run_seconds(load):
+def run_seconds(runs):
     """What one run is expected to take: its warm-up, itself, and around it."""
-    return load.duration + load.warmup + RUN_OVERHEAD_SECONDS
+    return runs.duration + runs.warmup + RUN_OVERHEAD_SECONDS
 
 
 def run(stage, found):
@@ -42,12 +42,12 @@ def run(stage, found):
     if skipped(stage.options) or stage.options.tune:
         return {}
     prime(stage)
-    done = in_rotation(stage, rounds(stage.context.load, stage.routes))
-    return {"measurements": collect(done, stage.measured, stage.context.load, stage.routes)}
+    done = in_rotation(stage, rounds(stage.context.runs, stage.routes))
+    return {"measurements": collect(done, stage.measured, stage.context.runs, stage.routes)}
 
 
-def load(target, route, connections, settings):
-    """wrk as measure_once's Load: it stops with up to one request per
+def generator(target, route, connections, settings):
+    """wrk as measure_once's Generator: it stops with up to one request per
     connection in flight, which the server may still have written."""
 
     def command(seconds):
@@ -61,7 +61,7 @@ def load(target, route, connections, settings):
             settings.cpus,
         )
 
-    return Load(command, wrk.run, lambda result: connections)
+    return Generator(command, wrk.run, lambda result: connections)
 
 
 def prime(stage):
@@ -69,7 +69,7 @@ def prime(stage):
     measured one (TechEmpower's primer): without it the first repeat read
     slower for whichever app came first after the starts (its ratios off by
     up to 70% where the later repeats agreed within 20%)."""
-    settings, context = stage.context.load, stage.context
+    settings, context = stage.context.runs, stage.context
     if not settings.warmup:
         return
     stage.progress.step(
@@ -77,7 +77,7 @@ def prime(stage):
     )
     for route in stage.routes:
         for target in stage.measured:
-            primer = load(target, route, settings.connections[0], settings)
+            primer = generator(target, route, settings.connections[0], settings)
             primer.run(primer.command(settings.warmup), context.log)
         context.db.settle_and_reset()
 
@@ -100,8 +100,8 @@ def in_rotation(stage, planned):
 
 
 def measure(target, step, context):
-    wrk_load = load(target, step.route, step.connections, context.load)
-    return measure_once(target, step.route, context.db, context.load, context.log, wrk_load)
+    closed_loop = generator(target, step.route, step.connections, context.runs)
+    return measure_once(target, step.route, context.db, context.runs, context.log, closed_loop)
 
 
 def describe(report):

@@ -29,15 +29,15 @@ def candidates():
     return list(TUNING)
 
 
-def search_load(load):
-    """The search's Load: one short run per configuration and route."""
-    return dataclasses.replace(load, duration=TRIAL_SECONDS, warmup=min(load.warmup, 1), repeat=1)
+def search_runs(runs):
+    """The search's Runs: one short run per configuration and route."""
+    return dataclasses.replace(runs, duration=TRIAL_SECONDS, warmup=min(runs.warmup, 1), repeat=1)
 
 
-def search_rounds(load, routes):
+def search_rounds(runs, routes):
     return [
         every_app(Step("search", route, connections))
-        for connections in load.connections
+        for connections in runs.connections
         for route in routes
     ]
 
@@ -47,11 +47,11 @@ def steps(options, apps):
     configuration) and the confirming runs (one configuration per app)."""
     if not options.tune:
         return {}
-    load, routes = options.load, options.routes
-    trial = search_load(load)
+    runs, routes = options.runs, options.routes
+    trial = search_runs(runs)
     return {
         "search": (apps * len(search_rounds(trial, routes)), peak.run_seconds(trial)),
-        "run": (len(options.stack.apps) * len(peak.rounds(load, routes)), peak.run_seconds(load)),
+        "run": (len(options.stack.apps) * len(peak.rounds(runs, routes)), peak.run_seconds(runs)),
     }
 
 
@@ -62,19 +62,19 @@ def run(stage, found):
         return {}
     peak.prime(stage)
     trials = search(stage)
-    done = peak.in_rotation(stage, confirm_rounds(stage.context.load, stage.routes, trials))
-    peaks = peak.collect(done, stage.measured, stage.context.load, stage.routes)
+    done = peak.in_rotation(stage, confirm_rounds(stage.context.runs, stage.routes, trials))
+    peaks = peak.collect(done, stage.measured, stage.context.runs, stage.routes)
     return {"tuning": trials, "measurements": relabel(peaks)}
 
 
 def search(stage):
     """The Trials: one short run of every configuration on every route, at
     every connection count; the best of each app and condition chosen."""
-    trial_load = search_load(stage.context.load)
+    trial_runs = search_runs(stage.context.runs)
     trial_stage = dataclasses.replace(
-        stage, context=dataclasses.replace(stage.context, load=trial_load)
+        stage, context=dataclasses.replace(stage.context, runs=trial_runs)
     )
-    done = peak.in_rotation(trial_stage, search_rounds(trial_load, stage.routes))
+    done = peak.in_rotation(trial_stage, search_rounds(trial_runs, stage.routes))
     runs = {}
     for target, step, report, _, _ in done:
         runs.setdefault((target.label, step.connections), (target, {}))[1][step.route.key] = report
@@ -102,7 +102,7 @@ def trial(target, connections, reports):
     )
 
 
-def confirm_rounds(load, routes, trials):
+def confirm_rounds(runs, routes, trials):
     """peak's rounds, each step taken only by the configuration chosen for
     its app at its connection count."""
     chosen = {(t.app, t.connections): t.deployment for t in trials if t.chosen}
@@ -113,9 +113,9 @@ def confirm_rounds(load, routes, trials):
         )
 
     return [
-        only_chosen(Step("run", route, connections, None, repeat, load.repeat))
-        for repeat in range(load.repeat)
-        for connections in load.connections
+        only_chosen(Step("run", route, connections, None, repeat, runs.repeat))
+        for repeat in range(runs.repeat)
+        for connections in runs.connections
         for route in routes
     ]
 
