@@ -116,6 +116,47 @@ def test_the_largest_body_allowed_is_parsed():
     assert contract.parse_review(body) == (995, 4)
 
 
+def nests_too_deep(text):
+    """The depth rule read plainly, one character at a time: brackets nest,
+    except inside a string (up to its unescaped closing quote, or the end)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest > contract.MAX_JSON_DEPTH
+
+
+@given(st.text(alphabet='[]{}"\\ a:,', max_size=200), st.integers(0, 40))
+@settings(max_examples=300, deadline=None)
+def test_the_depth_check_is_the_plain_rule(text, nesting):
+    for body in (text, "[" * nesting + text, '{"a": ' * nesting + text):
+        assert contract._nests_too_deep(body) == nests_too_deep(body), body
+
+
+@pytest.mark.parametrize(
+    ("body", "deep"),
+    [
+        ("[" * 32 + "]" * 32, False),
+        ("[" * 33, True),
+        ('["' + "[" * 40 + '"]', False),  # inside a string: not nesting
+        (r'["\"' + "[" * 40, False),  # an escaped quote: the string goes on
+        (r'["\\"' + "[" * 40, True),  # an escaped backslash: the quote ends it
+        (r'["\\"]' + "[" * 32, False),
+        ("]" * 10 + "[" * 40, False),  # not JSON, which json.loads says
+    ],
+)
+def test_the_depth_rule(body, deep):
+    assert contract._nests_too_deep(body) == nests_too_deep(body) == deep
+
+
 def cpu_seconds(body):
     started = time.process_time()
     with contextlib.suppress(ContractError):
