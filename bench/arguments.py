@@ -9,7 +9,7 @@ from bench.routes import ROUTES
 from bench.stack.budget import DEFAULT_CONNECTIONS
 from bench.stack.delay_proxy import parse_delay
 from bench.stack.servers import PRODUCTION, SERVERS
-from tools.serve import APPS
+from tools.serve import APPS, port_number
 
 EPILOG = """\
 examples:
@@ -43,7 +43,9 @@ def parser():
     p.add_argument(
         "apps", nargs="+", metavar="APP", help=f"one or more of: {', '.join(APPS)}; or all"
     )
-    p.add_argument("--duration", type=seconds, default=8, help="per measured run (default 8s)")
+    p.add_argument(
+        "--duration", type=positive_seconds, default=8, help="per measured run (default 8s)"
+    )
     p.add_argument(
         "--warmup",
         type=seconds,
@@ -57,10 +59,10 @@ def parser():
         default=[20],
         help="wrk connections; a list sweeps, e.g. 20,64,256 (default 20, the article's)",
     )
-    p.add_argument("-t", "--threads", type=int, default=2, help="wrk threads (default 2)")
+    p.add_argument("-t", "--threads", type=positive, default=2, help="wrk threads (default 2)")
     p.add_argument(
         "--timeout",
-        type=seconds,
+        type=positive_seconds,
         default=10,
         help="wrk counts a slower response as a timeout error (default 10s)",
     )
@@ -72,7 +74,7 @@ def parser():
     )
     p.add_argument(
         "--repeat",
-        type=int,
+        type=positive,
         default=1,
         help="runs per figure; the report shows the median and min-max (default 1)",
     )
@@ -147,7 +149,9 @@ def parser():
     p.add_argument(
         "--target", metavar="URL", help="measure this already-running server; APP only labels it"
     )
-    p.add_argument("--port", type=int, default=0, help="port for the app (default: a free one)")
+    p.add_argument(
+        "--port", type=port_number, default=0, help="port for the app (default: a free one)"
+    )
     p.add_argument(
         "--pin",
         type=pin_spec,
@@ -205,6 +209,14 @@ def seconds(text):
     if not match:
         raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 10s or 5m)")
     return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+
+
+def positive_seconds(text):
+    """A duration of at least a second: a run, or wrk's timeout, of 0 measures nothing."""
+    value = seconds(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1s: {text!r}")
+    return value
 
 
 def int_list(text):

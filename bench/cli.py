@@ -95,8 +95,14 @@ def main(argv=None):
         sys.exit(problem)
     signal.signal(signal.SIGTERM, interrupt)
     options = options_of(args, apps, argv)
-    if not args.target and not targets.pairs(options.stack):
+    started = [] if args.target else targets.pairs(options.stack)
+    if not args.target and not started:
         sys.exit("none of these apps runs under the servers named (WSGI or ASGI: see --help)")
+    if args.port and len(started) > 1:
+        sys.exit(
+            f"--port gives one app its port, and this run starts {len(started)}: leave it out "
+            "(each then listens on a free port)"
+        )
     try:
         if not args.target:  # every app's shape, checked
             targets.connections_needed(options.stack, DEFAULT_CONNECTIONS)

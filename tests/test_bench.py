@@ -322,10 +322,31 @@ def test_options():
         ["--env", "POOL_MAX_SIZE=90"],
         ["--worker-threads", "0"],
         ["--db-connections", "-1"],
+        # A run of 0 s, a timeout of 0 s, no threads or no repeat measure nothing.
+        ["--duration", "0"],
+        ["--timeout", "0s"],
+        ["--threads", "0"],
+        ["--repeat", "0"],
+        ["--port", "65536"],
+        ["--port", "-1"],
     )
     for wrong in wrong_ones:
         with pytest.raises(SystemExit):
             arguments.parser().parse_args(["flask", *wrong])
+
+
+def test_one_port_is_for_one_app():
+    with pytest.raises(SystemExit, match="this run starts 2"):
+        cli.main(["flask", "quart", "--port", "18000"])
+
+
+def test_the_report_states_the_wrk_threads_that_ran():
+    from bench.report.markdown import threads_words
+
+    assert threads_words({"threads": 2, "connections": [20]}) == "2 threads"
+    assert "at most one per connection (8 at 8)" in threads_words(
+        {"threads": 64, "connections": [8, 100]}
+    )
 
 
 def test_a_delay_is_not_put_in_front_of_a_server_started_elsewhere():

@@ -15,7 +15,7 @@ def header(results):
         + (" (uncommitted changes)" if environment["git_dirty"] else "")
         + f" on {environment['cpu_count']} x {environment['cpu_model']}.",
         f"Python {environment['python']}, {environment['wrk']}.",
-        f"wrk: {wrk['threads']} threads, {wrk['duration_s']}s per run after a "
+        f"wrk: {threads_words(wrk)}, {wrk['duration_s']}s per run after a "
         f"{wrk['warmup_s']}s warm-up, {wrk['repeat']} run(s) per figure (median, min-max).",
     ]
     pin = results.pinning
@@ -47,3 +47,11 @@ def markdown(results):
         )
     )
     return "\n".join(lines) + "\n"
+
+
+def threads_words(wrk):
+    """wrk's threads as they ran: wrk takes no more threads than connections."""
+    threads, fewest = wrk["threads"], min(wrk["connections"])
+    if threads > fewest:
+        return f"{threads} threads, at most one per connection ({fewest} at {fewest})"
+    return f"{threads} threads"
