@@ -410,3 +410,16 @@ def test_the_report_sets_req_s_and_p99_against_replicas():
     line = peak.what_ran(app)
     assert "2 worker(s), pool 25 per copy, x 2 replicas behind nginx/1.22.1 (proxy/api.inc)" in line
     assert ", a budget of 100 connections" in line
+
+
+def test_a_tuned_rows_memory_names_each_configuration_chosen_in_it():
+    from bench.modes.db_delay import memory_of
+
+    rest = {
+        ("flask", "threads16", 20.0): AppRun("flask", "threads16", "measured", pss_rest_mib=51.0),
+        ("flask", "gevent", 20.0): AppRun("flask", "gevent", "measured", pss_rest_mib=63.0),
+    }
+    one = {("flask", "threads16", 20.0): [55.0, 58.0]}
+    assert memory_of(one, rest) == "51 -> 58"
+    both = {**one, ("flask", "gevent", 20.0): [66.0]}
+    assert memory_of(both, rest) == "51 -> 58 (threads16); 63 -> 66 (gevent)"

@@ -170,17 +170,16 @@ def section(results):
             rows = []
             for app in dict.fromkeys(a.app for a in results.apps):
                 for delay in delays(results):
-                    cells, trips, ends, app_run = [], None, [], None
+                    cells, trips, ends = [], None, {}
                     for count in counts:
                         peak = by_key.get((app, deployment, delay, route, count))
                         if not peak:
                             cells += ["-", "-", "-", "-"]
                             continue
                         trips = trips or round_trips(peak)
-                        ends.append(peak.pss_mib)
                         ran = (app, peak.configuration or deployment, delay)  # --tune: the chosen
+                        ends.setdefault(ran, []).append(peak.pss_mib)
                         limit = bound(peak, app_runs.get(ran))
-                        app_run = app_run or app_runs.get(ran)
                         cells += [
                             requests_cell(peak.summary),
                             f"{peak.summary.latency_ms['p99']:,.1f}",
@@ -188,9 +187,21 @@ def section(results):
                             bound_cell(limit, peak.summary.requests_per_s),
                         ]
                     if any(cell != "-" for cell in cells):
-                        rest = app_run.pss_rest_mib if app_run else None
-                        memory = memory_cell(rest, ends)
+                        memory = memory_of(ends, app_runs)
                         rows.append([app, f"{delay:g} ms", number(trips, "{:.1f}"), memory, *cells])
             if rows:
                 lines += [f"### {deployment}: {ROUTES[route].label}", "", table(header, rows), ""]
     return lines
+
+
+def memory_of(ends, app_runs):
+    """A row's memory cell: rest -> end of the configuration that ran; under
+    --tune, each configuration chosen in the row by name, where the best
+    differs between connection counts."""
+    cells = []
+    for ran, values in ends.items():
+        app_run = app_runs.get(ran)
+        cells.append((ran[1], memory_cell(app_run.pss_rest_mib if app_run else None, values)))
+    if len(cells) == 1:
+        return cells[0][1]
+    return "; ".join(f"{cell} ({configuration})" for configuration, cell in cells)
