@@ -41,7 +41,7 @@ def plan(options):
             phases if closed and options.warmup else 0,
             apps * len(routes) * options.warmup,
         ),
-        "ceiling": (ceilings * phases, options.duration),
+        "ceiling": (ceilings * phases, ceiling.seconds(options)),
         "start": (0 if options.target else apps * phases, STARTUP_SECONDS),
         "run": (confirmed * len(peak.rounds(options, routes)) * phases if closed else 0, per_run),
         "rate": (apps * len(routes) * open_loop.rates_per_route(options) * phases, per_run),

@@ -2,13 +2,24 @@
 (bench/load/pgbench.py), one client per wrk connection as far as
 max_connections allows: how far the apps are from what the database can do.
 Its figures are columns of the peak's tables (bench/modes/peak.py), so it has
-no section of its own."""
+no section of its own.
+
+Each pgbench run lasts SECONDS at most, shorter than the apps' runs: pgbench
+holds its rate within a second (its tps at 1, 2, 3 and 5 s agree within their
+run-to-run noise), and a ceiling as long as every app's run made it a quarter of
+a first ./benchmark.sh APP. Each Ceiling records its own duration."""
 
 from bench.load import pgbench
 from bench.records import Ceiling
 from bench.stack.database import SPARE_CONNECTIONS
 
 CHARTS = []
+SECONDS = 2
+
+
+def seconds(options):
+    """How long each pgbench run lasts: SECONDS, or less if --duration is."""
+    return min(options.duration, SECONDS)
 
 
 def plan(options, routes):
@@ -26,12 +37,19 @@ def measure(db, url, delay, context, routes, progress):
         clients = min(connections, most)
         progress.step("ceiling", f"pgbench {route.label} SQL, {clients} clients")
         pin = options.pin and options.pin["load"]
+        duration = seconds(options)
         result = pgbench.run(
-            url, route.key, clients, options.threads, options.duration, pin=pin, log=context.log
+            url, route.key, clients, options.threads, duration, pin=pin, log=context.log
         )
         db.reset_reviews()
         ceilings.append(
-            Ceiling(route=route.key, connections=connections, db_delay_ms=delay * 1000, **result)
+            Ceiling(
+                route=route.key,
+                connections=connections,
+                db_delay_ms=delay * 1000,
+                duration_s=duration,
+                **result,
+            )
         )
     return ceilings
 
