@@ -24,9 +24,9 @@ def pin(package):
     return next(line for line in lines if line.lower().startswith(f"{package}=="))
 
 
-def venv_sh(tmp_path, requirements):
+def venv_sh(tmp_path, *requirements):
     return subprocess.run(
-        ["bash", str(ROOT / "scripts" / "venv.sh"), requirements.name],
+        ["bash", str(ROOT / "scripts" / "venv.sh"), *(path.name for path in requirements)],
         cwd=tmp_path,
         env={**os.environ, "VENV_DIR": str(tmp_path / "venv")},
         capture_output=True,
@@ -59,6 +59,12 @@ def test_concurrent_runs_make_one_working_venv(tmp_path):
     # And a later run finds it up to date: quiet, no lock needed.
     again = venv_sh(tmp_path, requirements)
     assert (again.returncode, again.stderr) == (0, "")
+    # Several files: only those out of date are installed, each keeps its stamp.
+    other = tmp_path / "requirements-other.txt"
+    other.write_text(pin("itsdangerous") + "\n")
+    both = venv_sh(tmp_path, requirements, other)
+    assert both.returncode == 0 and "from requirements-other.txt into" in both.stderr, both.stderr
+    assert venv_sh(tmp_path, other, requirements).stderr == ""
 
 
 def unmet(names):
