@@ -38,8 +38,7 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 # What benchmark.sh would install on its first run and the app user cannot:
 # the report's charts and the open-loop generator's histograms.
-RUN bash scripts/venv.sh requirements-charts.txt \
-    && bash scripts/venv.sh requirements-openloop.txt
+RUN bash scripts/venv.sh requirements-charts.txt requirements-openloop.txt
 # The user has no home: matplotlib (the report's chart) caches its config here.
 ENV MPLCONFIGDIR=/tmp/matplotlib
 USER 10001:10001

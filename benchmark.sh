@@ -34,7 +34,9 @@ if [[ "$1" == "--serve" ]]; then
     bash scripts/venv.sh
     exec .venv/bin/python -m tools.serve "$app" --port "$port" "${proxy[@]}"
 fi
-bash scripts/venv.sh
+# Every measuring run draws its charts: their stack comes in the same pip call
+# as the apps' (scripts/venv.sh), not in a second one at the end of the run.
+bash scripts/venv.sh requirements.txt requirements-charts.txt
 # Python owns every process it starts from here, and stops them on exit,
 # Ctrl-C (SIGINT) or SIGTERM.
 exec .venv/bin/python -m bench "$@"

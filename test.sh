@@ -7,9 +7,7 @@
 # arguments go to pytest, e.g. ./test.sh -k flask
 set -Eeuo pipefail
 cd "$(dirname "$0")"
-for requirements in requirements.txt requirements-servers.txt requirements-charts.txt \
-    requirements-openloop.txt requirements-dev.txt requirements-examples.txt; do
-    bash scripts/venv.sh "$requirements"
-done
+bash scripts/venv.sh requirements.txt requirements-servers.txt requirements-charts.txt \
+    requirements-openloop.txt requirements-dev.txt requirements-examples.txt
 .venv/bin/ruff check .
 exec .venv/bin/python -m pytest "$@"

@@ -43,14 +43,16 @@ def parser():
     p.add_argument(
         "apps", nargs="+", metavar="APP", help=f"one or more of: {', '.join(APPS)}; or all"
     )
+    # 5s and 1s: a first ./benchmark.sh APP within a minute, installs included
+    # (the figures of one run are noisy anyway: --repeat, --duration 5m for more).
     p.add_argument(
-        "--duration", type=positive_seconds, default=8, help="per measured run (default 8s)"
+        "--duration", type=positive_seconds, default=5, help="per measured run (default 5s)"
     )
     p.add_argument(
         "--warmup",
         type=seconds,
-        default=2,
-        help="unmeasured run before each measured one (default 2s; 0: none)",
+        default=1,
+        help="unmeasured run before each measured one (default 1s; 0: none)",
     )
     p.add_argument(
         "-c",

@@ -88,6 +88,7 @@ class Ceiling:
     clients: int
     command: str
     db_delay_ms: float = 0.0
+    duration_s: float | None = None  # None: a run that gave pgbench wrk's duration
 
 
 @dataclass

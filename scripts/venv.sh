@@ -1,26 +1,48 @@
 #!/usr/bin/env bash
-# Make .venv with the pinned dependencies, or bring it up to date with a
-# requirements file: requirements.txt unless another is named, e.g.
-# `bash scripts/venv.sh requirements-dev.txt` (what test.sh adds). Run by
-# benchmark.sh, test.sh and the Dockerfile; quiet when nothing to do.
+# Make .venv with the pinned dependencies, or bring it up to date with
+# requirements files: requirements.txt unless others are named, e.g.
+# `bash scripts/venv.sh requirements.txt requirements-charts.txt` (what
+# benchmark.sh installs). Run by benchmark.sh, test.sh, bench/stack/extras.py
+# and the Dockerfile; quiet when nothing to do.
+#
+# Every file out of date goes into ONE pip call, with --no-deps and
+# --no-compile: each file is a lock file, closed over requirements.txt (it pins
+# everything its section pulls in, tests/test_harness.py checks that), so pip
+# has no resolving to do, and one call pays pip's start-up and index reads
+# once. The .pyc files are written as modules are first imported instead.
+# Each file keeps its own stamp, so a run that needs one more file later
+# (bench/stack/extras.py) installs that file alone.
 #
 # Safe to run concurrently (four `./benchmark.sh --serve APP` started at once
 # on a fresh clone): one run at a time creates or updates the venv, under an
-# exclusive lock on a file beside it; the others wait, then find the stamp
+# exclusive lock on a file beside it; the others wait, then find the stamps
 # written and have nothing to do.
 set -Eeuo pipefail
 
 venv_dir="${VENV_DIR:-.venv}"
-requirements="${1:-requirements.txt}"
-stamp="$venv_dir/.$(basename "$requirements" .txt).sha256"
-wanted="$(sha256sum "$requirements" | cut -d' ' -f1)"
+if (($# == 0)); then
+    set -- requirements.txt
+fi
 
-up_to_date() {
-    [[ -x "$venv_dir/bin/python" && "$(cat "$stamp" 2>/dev/null)" == "$wanted" ]]
+stamp() {
+    echo "$venv_dir/.$(basename "$1" .txt).sha256"
+}
+
+# The files named whose stamp is not their current hash, in the array stale.
+find_stale() {
+    stale=()
+    local file
+    for file in "$@"; do
+        if [[ ! -x "$venv_dir/bin/python" ||
+            "$(cat "$(stamp "$file")" 2>/dev/null)" != "$(sha256sum "$file" | cut -d' ' -f1)" ]]; then
+            stale+=("$file")
+        fi
+    done
 }
 
 # The usual case, and what a container's run does: nothing to change, no lock.
-if up_to_date; then
+find_stale "$@"
+if ((${#stale[@]} == 0)); then
     exit 0
 fi
 
@@ -30,13 +52,20 @@ fi
 exec 9>"${venv_dir%/}.lock"
 python3 -c 'import fcntl; fcntl.flock(9, fcntl.LOCK_EX)'
 # Another run may have done the work while this one waited.
-if up_to_date; then
+find_stale "$@"
+if ((${#stale[@]} == 0)); then
     exit 0
 fi
 if [[ ! -x "$venv_dir/bin/python" ]]; then
     echo "Creating $venv_dir ..." >&2
     python3 -m venv "$venv_dir"
 fi
-echo "Installing pinned dependencies from $requirements into $venv_dir ..." >&2
-"$venv_dir/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
-echo "$wanted" >"$stamp"
+echo "Installing pinned dependencies from ${stale[*]} into $venv_dir ..." >&2
+files=()
+for file in "${stale[@]}"; do
+    files+=(-r "$file")
+done
+"$venv_dir/bin/pip" install --quiet --disable-pip-version-check --no-deps --no-compile "${files[@]}"
+for file in "${stale[@]}"; do
+    sha256sum "$file" | cut -d' ' -f1 >"$(stamp "$file")"
+done

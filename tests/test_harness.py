@@ -87,7 +87,7 @@ def stack(**changes):
 def test_the_plan_counts_every_run_start_and_ceiling():
     assert plan.plan(options()) == {
         "primer": (1, 4 * 3 * 2),  # every app on every route, a warm-up's length, once
-        "ceiling": (3, 8),
+        "ceiling": (3, 2),  # bench/modes/ceiling.SECONDS
         "start": (4, progress.STARTUP_SECONDS),
         "run": (2 * 2 * 3 * 5, 8 + 2 + progress.RUN_OVERHEAD_SECONDS),  # apps x deployments x ...
         "rate": (0, 8 + 2 + progress.RUN_OVERHEAD_SECONDS),
@@ -106,6 +106,22 @@ def test_the_plan_counts_every_run_start_and_ceiling():
         )
     )
     assert tuned["search"][0] == (4 + 3) * 3 and tuned["run"][0] == 2 * 3 * 5
+
+
+def test_the_ceiling_is_shorter_than_the_runs_and_says_how_long_it_ran():
+    """pgbench runs ceiling.SECONDS (less if --duration is), and the report's
+    header says so; a committed result from before, without the duration,
+    renders without the line."""
+    from bench.modes import ceiling
+    from bench.records import load
+    from bench.report.markdown import header
+
+    assert ceiling.seconds(options().runs) == ceiling.SECONDS == 2
+    assert ceiling.seconds(options(duration=1).runs) == 1
+    results = load(ROOT / "docs" / "results" / "2026-11-23-all-both.json")
+    assert not any("pgbench:" in line for line in header(results))
+    results.pgbench[0].duration_s = 2
+    assert "pgbench: 2s per run, each route's SQL." in header(results)
 
 
 def test_every_pool_of_every_app_started_at_once_fits():

@@ -1,16 +1,22 @@
 """scripts/venv.sh, the real script, on a fresh VENV_DIR in a temporary folder:
 run several times at once (four `./benchmark.sh --serve APP` on a fresh clone),
 every run succeeds and the venv works. A one-package requirements file, pinned
-as requirements.txt pins it, keeps it quick."""
+as requirements.txt pins it, keeps it quick. And the requirements files are
+closed, as the script's --no-deps needs."""
 
+import importlib.metadata
 import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
+from bench.stack.extras import canonical, pinned
 from tools import ROOT
 
 RUNS = 4
 PACKAGE = "blinker"  # small, pure Python, and in requirements.txt
+REQUIREMENTS = sorted(ROOT.glob("requirements*.txt"))
 
 
 def pin(package):
@@ -18,9 +24,9 @@ def pin(package):
     return next(line for line in lines if line.lower().startswith(f"{package}=="))
 
 
-def venv_sh(tmp_path, requirements):
+def venv_sh(tmp_path, *requirements):
     return subprocess.run(
-        ["bash", str(ROOT / "scripts" / "venv.sh"), requirements.name],
+        ["bash", str(ROOT / "scripts" / "venv.sh"), *(path.name for path in requirements)],
         cwd=tmp_path,
         env={**os.environ, "VENV_DIR": str(tmp_path / "venv")},
         capture_output=True,
@@ -53,3 +59,45 @@ def test_concurrent_runs_make_one_working_venv(tmp_path):
     # And a later run finds it up to date: quiet, no lock needed.
     again = venv_sh(tmp_path, requirements)
     assert (again.returncode, again.stderr) == (0, "")
+    # Several files: only those out of date are installed, each keeps its stamp.
+    other = tmp_path / "requirements-other.txt"
+    other.write_text(pin("itsdangerous") + "\n")
+    both = venv_sh(tmp_path, requirements, other)
+    assert both.returncode == 0 and "from requirements-other.txt into" in both.stderr, both.stderr
+    assert venv_sh(tmp_path, other, requirements).stderr == ""
+
+
+def unmet(names):
+    """What the installed distributions `names` (canonical) require, on this
+    interpreter, that is not among them at a version they accept: the
+    dependencies, with their extras, that pip's --no-deps would leave out."""
+    from packaging.requirements import Requirement
+
+    gaps, seen, todo = [], set(), [(name, ("",)) for name in names]
+    while todo:
+        name, extras = todo.pop()
+        if (name, extras) in seen:
+            continue
+        seen.add((name, extras))
+        for text in importlib.metadata.requires(name) or []:
+            needed = Requirement(text)
+            if needed.marker and not any(needed.marker.evaluate({"extra": e}) for e in extras):
+                continue
+            dependency = canonical(needed.name)
+            if dependency not in names:
+                gaps.append(f"{name} needs {needed}")
+            elif not needed.specifier.contains(importlib.metadata.version(dependency), True):
+                gaps.append(f"{name} needs {needed}, has {importlib.metadata.version(dependency)}")
+            elif needed.extras:
+                todo.append((dependency, ("", *sorted(needed.extras))))
+    return gaps
+
+
+@pytest.mark.parametrize("path", REQUIREMENTS, ids=lambda path: path.name)
+def test_each_requirements_file_is_closed_over_requirements_txt(path):
+    """scripts/venv.sh installs with --no-deps: sound only if each file, with
+    requirements.txt, pins everything its distributions require. Checked on the
+    .venv ./test.sh made (every file installed), against this interpreter's
+    markers."""
+    names = pinned("requirements.txt") | pinned(path.name)
+    assert not unmet(names), unmet(names)

@@ -2,7 +2,12 @@
 (bench/load/pgbench.py), one client per wrk connection as far as
 max_connections allows: how far the apps are from what the database can do.
 Its figures are columns of the peak's tables (bench/modes/peak.py), so it has
-no section of its own."""
+no section of its own.
+
+Each pgbench run lasts SECONDS at most, shorter than the apps' runs: pgbench
+holds its rate within a second (its tps at 1, 2, 3 and 5 s agree within their
+run-to-run noise), and a ceiling as long as every app's run made it a quarter of
+a first ./benchmark.sh APP. Each Ceiling records its own duration."""
 
 from bench.load import pgbench
 from bench.records import Ceiling
@@ -10,6 +15,12 @@ from bench.stack.database import SPARE_CONNECTIONS
 from bench.stack.delay_proxy import Launched
 
 CHARTS = []
+SECONDS = 2
+
+
+def seconds(runs):
+    """How long each pgbench run lasts: SECONDS, or less if --duration is."""
+    return min(runs.duration, SECONDS)
 
 
 def plan(runs, routes):
@@ -26,7 +37,7 @@ def measured(options):
 def steps(options, apps):
     """Its steps per database delay, for Progress: one pgbench run each."""
     runs = len(plan(options.runs, options.routes)) if measured(options) else 0
-    return {"ceiling": (runs, options.runs.duration)}
+    return {"ceiling": (runs, seconds(options.runs))}
 
 
 def before_start(stage):
@@ -50,14 +61,18 @@ def before_start(stage):
             route.key,
             clients,
             runs.threads,
-            runs.duration,
+            seconds(runs),
             pin=runs.cpus,
             log=stage.context.log,
         )
         db.reset_reviews()
         ceilings.append(
             Ceiling(
-                route=route.key, connections=connections, db_delay_ms=stage.delay * 1000, **result
+                route=route.key,
+                connections=connections,
+                db_delay_ms=stage.delay * 1000,
+                duration_s=seconds(runs),
+                **result,
             )
         )
     return {"pgbench": ceilings}

@@ -18,6 +18,9 @@ def header(results):
         f"wrk: {threads_words(wrk)}, {wrk['duration_s']}s per run after a "
         f"{wrk['warmup_s']}s warm-up, {wrk['repeat']} run(s) per figure (median, min-max).",
     ]
+    pgbench = sorted({c.duration_s for c in results.pgbench if c.duration_s is not None})
+    if pgbench:
+        lines.append(f"pgbench: {', '.join(f'{s:g}s' for s in pgbench)} per run, each route's SQL.")
     pin = results.pinning
     lines.append(
         f"CPU pinning (taskset): app {pin['app']}, Postgres {pin['db']}, wrk and pgbench "

@@ -3,8 +3,9 @@ requirements.txt (requirements.in says which holds what), each installed into
 this interpreter's venv by scripts/venv.sh the first time a run needs one of
 the distributions it pins: the matrix servers when --server names them, the
 open-loop generator's histograms with --rate, the chart stack before the
-charts. So a first ./benchmark.sh APP installs the apps and its own tools,
-not every server of the matrix."""
+charts if benchmark.sh did not install it (a venv made by --serve). So a first
+./benchmark.sh APP installs the apps and its own tools, not every server of
+the matrix."""
 
 import functools
 import importlib
@@ -45,17 +46,18 @@ def ensure(distributions, why):
     missing (why: what needs them, for the message). Raises BenchmarkError if
     pip fails (no network, a venv this user cannot write)."""
     missing = {canonical(name) for name in distributions if not installed(name)}
-    for path in FILES:
-        if missing & pinned(path):
-            print(f"  installing {path} ({why}), once", flush=True)
-            completed = subprocess.run(
-                ["bash", "scripts/venv.sh", path],
-                cwd=ROOT,
-                env={**os.environ, "VENV_DIR": sys.prefix},
-                capture_output=True,
-                text=True,
-            )
-            if completed.returncode != 0:
-                tail = completed.stderr.strip().splitlines()[-1:] or ["no output"]
-                raise BenchmarkError(f"could not install {path}: {tail[0]}")
+    paths = [path for path in FILES if missing & pinned(path)]
+    if not paths:
+        return
+    print(f"  installing {', '.join(paths)} ({why}), once", flush=True)
+    completed = subprocess.run(
+        ["bash", "scripts/venv.sh", *paths],  # one pip call for them all
+        cwd=ROOT,
+        env={**os.environ, "VENV_DIR": sys.prefix},
+        capture_output=True,
+        text=True,
+    )
+    if completed.returncode != 0:
+        tail = completed.stderr.strip().splitlines()[-1:] or ["no output"]
+        raise BenchmarkError(f"could not install {', '.join(paths)}: {tail[0]}")
     importlib.invalidate_caches()
