@@ -7,7 +7,11 @@ import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from tools import ROOT
+
+pytestmark = pytest.mark.slow  # runs bash and pip, four at once, and makes a venv
 
 RUNS = 4
 PACKAGE = "blinker"  # small, pure Python, and in requirements.txt
