@@ -5,8 +5,10 @@ With DATABASE_URL set, the tests use that database (and empty its review
 table); without it, a `dvdrental_test` database on the embedded Postgres.
 With TEST_PROXY=1, every app is reached through nginx (tools/proxy.py).
 
-Tests that start a server are marked `slow` (by the fixtures they use, below):
-`./test.sh -m "not slow"` is the fast loop; CI runs everything.
+Tests that start a server or run a program for seconds are marked `slow`
+(pyproject.toml says which): those that start the apps by the fixtures they
+use, below, the others where they are written. `./test.sh -m "not slow"` is
+the fast loop, in-process against the shared database; CI runs everything.
 """
 
 import os

@@ -20,6 +20,7 @@ number's decimals, equals it: 2,607 quotes 2,606.8 and 1.6 quotes 1.62, but
 renders through bench.records (the figures as measured, not as once printed).
 """
 
+import functools
 import re
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -47,17 +48,21 @@ def unit(number):
     return Decimal(1).scaleb(number.as_tuple().exponent)
 
 
-def matches(quoted, value):
-    """Whether quoted is value rounded to quoted's decimals."""
-    return value.quantize(unit(quoted), rounding=ROUND_HALF_UP) == quoted
-
-
 def missing(quoted_text, source_text):
     """The numbers of quoted_text that source_text does not hold, rounded or not."""
-    source = numbers(source_text)
     return [
-        quoted for quoted in numbers(quoted_text) if not any(matches(quoted, v) for v in source)
+        quoted
+        for quoted in numbers(quoted_text)
+        if quoted not in rounded(source_text, unit(quoted))
     ]
+
+
+@functools.cache
+def rounded(source_text, step):
+    """Every number of source_text rounded to step (a quoted number's last
+    decimal), as a set: made once per report and step, since the docs look up
+    hundreds of numbers in the same few reports."""
+    return {value.quantize(step, rounding=ROUND_HALF_UP) for value in numbers(source_text)}
 
 
 def divides_out(ratio, top, bottom):
@@ -134,9 +139,11 @@ def derived_problems(header, row):
     return "|".join(values), problems
 
 
+@functools.cache
 def source(path):
     """What a link's numbers are checked against: a benchmark report (.md) as
-    the Markdown the JSON beside it renders, any other file as it is."""
+    the Markdown the JSON beside it renders, any other file as it is. Read
+    once per test session: many links and sections quote the same report."""
     if path.suffix == ".md":
         try:
             return rendered(records.load(path.with_suffix(".json")))

@@ -216,6 +216,7 @@ def test_server_settings_state_durability(db):
     assert settings["fsync"] in ("on", "off") and int(settings["max_connections"]) > 0
 
 
+@pytest.mark.slow  # runs pgbench for a second
 def test_pgbench_runs_the_apps_sql_on_the_real_database(database_url, db):
     result = pgbench.run(database_url, "review", clients=2, threads=1, duration=1)
     assert result["tps"] > 0 and result["failed"] == 0 and result["clients"] == 2
@@ -247,13 +248,15 @@ class StatusHandler(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def status_server():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StatusHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # Polled often, so that shutdown() returns at once rather than after 0.5 s.
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
 
 
+@pytest.mark.slow  # runs wrk for a second
 @pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed")
 def test_the_lua_report_counts_responses_by_status(status_server):
     route = dataclasses.replace(ROUTES["film"], key="missing", path="/missing")

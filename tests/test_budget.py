@@ -101,6 +101,7 @@ def stock_postgres():
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
+@pytest.mark.slow  # starts a Postgres of its own (stock_postgres)
 def test_every_server_of_every_app_fits_a_stock_postgres(stock_postgres):
     connection = psycopg2.connect(stock_postgres)
     try:

@@ -310,6 +310,7 @@ def test_app_service_serves_every_route(app_server, image_dir, db):
     assert healthcheck.returncode == 0, healthcheck.stderr
 
 
+@pytest.mark.slow  # runs ./benchmark.sh (its help), from a copy of the project
 def test_bench_service(services, image_dir):
     """`docker compose run --rm bench APP` runs ./benchmark.sh against APP's
     container (port 8000, the apps' PORT); here it only prints its help."""

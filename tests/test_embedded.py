@@ -17,6 +17,8 @@ import pytest
 from db import embedded
 from tests.helpers import query
 
+pytestmark = pytest.mark.slow  # starts Postgres servers of its own
+
 USERS = 3
 
 

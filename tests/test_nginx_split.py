@@ -17,6 +17,8 @@ from tests.faults import nginx
 from tools import ROOT, proxy
 from tools.serve import running, stop, wait_healthy
 
+pytestmark = pytest.mark.slow  # starts Flask and Quart under their servers, and nginx
+
 GUIDE = ROOT / "docs" / "migration.md"
 PORTS = {"8001": "flask", "8002": "quart", "8000": "nginx"}  # as the guide writes them
 

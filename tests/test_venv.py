@@ -14,6 +14,8 @@ import pytest
 from bench.stack.extras import canonical, pinned
 from tools import ROOT
 
+pytestmark = pytest.mark.slow  # runs bash and pip, four at once, and makes a venv
+
 RUNS = 4
 PACKAGE = "blinker"  # small, pure Python, and in requirements.txt
 REQUIREMENTS = sorted(ROOT.glob("requirements*.txt"))
