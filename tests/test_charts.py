@@ -35,7 +35,19 @@ def size(path):
     return struct.unpack(">II", path.read_bytes()[16:24])
 
 
-@pytest.mark.parametrize("json_path", sorted({run_of(stem) for stem in PUBLISHED}), ids=str)
+# Dozens of panels each: seconds of CPU to redraw, so in the slow tier (CI's).
+DRAWN_SLOWLY = {"2026-11-23-fair-grid", "2026-11-23-rate-auto-both"}
+
+
+def published_runs():
+    """The JSON of every published run, those DRAWN_SLOWLY marked slow."""
+    return [
+        pytest.param(path, marks=[pytest.mark.slow] if path.stem in DRAWN_SLOWLY else [])
+        for path in sorted({run_of(stem) for stem in PUBLISHED})
+    ]
+
+
+@pytest.mark.parametrize("json_path", published_runs(), ids=str)
 def test_a_published_run_redraws_its_charts_at_the_readme_width(json_path, tmp_path):
     committed = {png.name for png in RESULTS.glob(json_path.stem + "*.png")}
     suffixes = {name.removeprefix(json_path.stem) for name in committed}
