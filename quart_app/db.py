@@ -1,5 +1,7 @@
 """The connection pool: opened when a worker starts serving, closed when it stops."""
 
+import asyncio
+import functools
 import logging
 from contextlib import asynccontextmanager
 
@@ -85,3 +87,21 @@ async def release(pool, connection):
         await pool.release(connection)
     except Exception:
         logger.warning("a connection failed on release and was closed", exc_info=True)
+
+
+def finished(view):
+    """The view, run to its end even if its client goes away first.
+
+    When a client disconnects, the server cancels the request's task, and
+    asyncpg then cancels the query under way with a CancelRequest on a
+    connection of its own. Behind a transaction pooler that request can reach a
+    server connection that already serves another client, and fail that
+    client's statement (docs/deploy.md#pgbouncer). Shielded, the view finishes
+    as a sync worker's does (its answer goes nowhere), and nothing is cancelled.
+    """
+
+    @functools.wraps(view)
+    async def shielded(*args, **kwargs):
+        return await asyncio.shield(view(*args, **kwargs))
+
+    return shielded

@@ -4,7 +4,7 @@ from quart import Blueprint, request
 
 from common.contract import FILM_NOT_FOUND, ContractError, parse_film_id, parse_year
 
-from .db import acquire
+from .db import acquire, finished
 
 blueprint = Blueprint("films", __name__)
 
@@ -19,6 +19,7 @@ SELECT_FILM = """SELECT film_id, release_year, title
 
 
 @blueprint.get("/films")
+@finished
 async def get_films():
     """Films released after ?year.gt (default 2000), keyed by film_id.
 
@@ -34,6 +35,7 @@ async def get_films():
 
 
 @blueprint.get("/films/<film_id>")
+@finished
 async def get_film(film_id):
     """One film. 404 if the id is not a positive integer or names no film."""
     film_id = parse_film_id(film_id)

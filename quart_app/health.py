@@ -2,7 +2,7 @@
 
 from quart import Blueprint
 
-from .db import acquire
+from .db import acquire, finished
 
 blueprint = Blueprint("health", __name__)
 
@@ -10,6 +10,7 @@ SELECT_ONE = "SELECT 1"
 
 
 @blueprint.get("/health")
+@finished
 async def health():
     """200 when the database answers; 503 (see errors.py) when it does not."""
     async with acquire() as connection:

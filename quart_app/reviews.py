@@ -10,7 +10,7 @@ from common.contract import (
     parse_review,
 )
 
-from .db import acquire
+from .db import acquire, finished
 
 blueprint = Blueprint("reviews", __name__)
 
@@ -38,6 +38,7 @@ SELECT_KEYED_REVIEW = """SELECT review_id, film_id, rating
 
 
 @blueprint.post("/reviews")
+@finished
 async def create_review():
     """Store {film_id, rating}; 201 with the stored review. With an
     Idempotency-Key that a stored review holds: 201 with that review again.

@@ -4,7 +4,7 @@ from sanic import Blueprint, json
 
 from common.contract import FILM_NOT_FOUND, ContractError, parse_film_id, parse_year
 
-from .db import acquire
+from .db import acquire, finished
 
 blueprint = Blueprint("films")
 
@@ -19,6 +19,7 @@ SELECT_FILM = """SELECT film_id, release_year, title
 
 
 @blueprint.route("/films", methods=("GET", "HEAD"))  # Sanic adds no HEAD to a GET
+@finished
 async def get_films(request):
     """Films released after ?year.gt (default 2000), keyed by film_id.
 
@@ -37,6 +38,7 @@ async def get_films(request):
 
 
 @blueprint.route("/films/<film_id>", methods=("GET", "HEAD"))
+@finished
 async def get_film(request, film_id):
     """One film. 404 if the id is not a positive integer or names no film."""
     film_id = parse_film_id(film_id)

@@ -2,7 +2,7 @@
 
 from sanic import Blueprint, json
 
-from .db import acquire
+from .db import acquire, finished
 
 blueprint = Blueprint("health")
 
@@ -10,6 +10,7 @@ SELECT_ONE = "SELECT 1"
 
 
 @blueprint.route("/health", methods=("GET", "HEAD"))
+@finished
 async def health(request):
     """200 when the database answers; 503 (see errors.py) when it does not."""
     async with acquire(request) as connection:
