@@ -97,10 +97,21 @@ def finished(view):
     server connection that already serves another client, and fail that
     client's statement (docs/deploy.md#pgbouncer). Shielded, the view finishes
     as a sync worker's does (its answer goes nowhere), and nothing is cancelled.
+
+    Sanic has read the body before it calls the view: a client that leaves
+    before sending all of it never reaches here.
     """
 
     @functools.wraps(view)
     async def shielded(*args, **kwargs):
-        return await asyncio.shield(view(*args, **kwargs))
+        return await asyncio.shield(ended(view(*args, **kwargs)))
 
     return shielded
+
+
+def ended(coroutine):
+    """coroutine as a task whose error, if its client has gone, is dropped
+    with its answer rather than logged as never retrieved."""
+    task = asyncio.ensure_future(coroutine)
+    task.add_done_callback(lambda done: done.cancelled() or done.exception())
+    return task
