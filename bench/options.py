@@ -1,22 +1,8 @@
-"""What a run is asked to do: the Options ./benchmark.sh's command line
-becomes (bench/cli.py), and the parsers of its values."""
+"""What a run is asked to do: the typed Options ./benchmark.sh's command line
+becomes (bench/cli.py)."""
 
 import dataclasses
 from dataclasses import dataclass, field
-
-
-@dataclass(frozen=True)
-class Pinning:
-    """--pin APP:DB:LOAD: the taskset CPU lists of the apps, Postgres and the
-    load generators; None where not pinned."""
-
-    app: str | None = None
-    db: str | None = None
-    load: str | None = None
-
-    def record(self):
-        """Its JSON form in the results: None when nothing is pinned."""
-        return dataclasses.asdict(self) if any(dataclasses.astuple(self)) else None
 
 
 @dataclass(frozen=True)
@@ -61,7 +47,6 @@ class Options:
     routes: list
     runs: Runs
     stack: Stack
-    pin: Pinning
     database_url: str | None
     results_dir: str
     command: str
@@ -74,17 +59,23 @@ class Options:
     def target(self):
         return self.stack.target
 
+    @property
+    def pinning(self):
+        """--pin as the results record it: None when nothing is pinned."""
+        cpus = {"app": self.stack.cpus, "db": self.stack.db_cpus, "load": self.runs.cpus}
+        return cpus if any(cpus.values()) else None
+
 
 def grouped(*, pin=None, **flat):
     """Options from the flat fields ./benchmark.sh's command line names (and
-    the tests do): each goes to the group that reads it."""
-    pin = Pinning(**(pin or {}))
+    the tests do): each goes to the group that reads it, --pin's CPU lists
+    ({"app", "db", "load"}, or None) among them."""
+    pin = pin or {}
     runs = {name: flat.pop(name) for name in RUN_FIELDS}
     stack = {name: flat.pop(name) for name in STACK_FIELDS if name in flat}
     return Options(
-        runs=Runs(**runs, cpus=pin.load),
-        stack=Stack(**stack, cpus=pin.app, db_cpus=pin.db),
-        pin=pin,
+        runs=Runs(**runs, cpus=pin.get("load")),
+        stack=Stack(**stack, cpus=pin.get("app"), db_cpus=pin.get("db")),
         **flat,
     )
 
@@ -92,7 +83,7 @@ def grouped(*, pin=None, **flat):
 RUN_FIELDS = ("connections", "threads", "duration", "warmup", "timeout", "repeat")
 STACK_FIELDS = [f.name for f in dataclasses.fields(Stack) if f.name not in ("cpus", "db_cpus")]
 FIELDS = [  # every field grouped() takes: what the command line sets
-    *(f.name for f in dataclasses.fields(Options) if f.name not in ("runs", "stack", "pin")),
+    *(f.name for f in dataclasses.fields(Options) if f.name not in ("runs", "stack")),
     "pin",
     *RUN_FIELDS,
     *STACK_FIELDS,

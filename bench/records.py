@@ -132,7 +132,7 @@ class Results:
     environment: dict  # date, commit, Python, machine, wrk (bench/stack/environment.py)
     wrk: dict  # threads, connections, duration_s, warmup_s, timeout_s, repeat, routes
     apps: list[AppRun]
-    measurements: list[Peak]
+    measurements: list[Peak] = field(default_factory=list)  # closed loop: none with --rate R
     database: dict | None = None  # the Postgres settings that matter to durability
     pgbench: list[Ceiling] = field(default_factory=list)
     openloop: list[Rate] = field(default_factory=list)

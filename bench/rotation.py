@@ -73,20 +73,21 @@ def rotation(items, turn):
     return items[shift:] + items[:shift]
 
 
-def measure_in_rotation(rounds, measured, measure, describe, context, progress):
+def measure_in_rotation(stage, rounds, measure, describe):
     """[(target, step, report, turn, place)] of every round (a function
-    target -> its Step, or None where it has none), each app measured by
-    measure(target, step, context), described by describe(report). An app
-    whose run fails is marked failed and left out of the rounds after."""
+    target -> its Step, or None where it has none), each of the stage's apps
+    measured by measure(target, step, stage.context), described by
+    describe(report). An app whose run fails is marked failed and left out of
+    the rounds after."""
     done = []
     for turn, steps in enumerate(rounds):
-        for place, target in enumerate(rotation(measured, turn)):
+        for place, target in enumerate(rotation(stage.measured, turn)):
             step = steps(target) if target.measurable else None
             if step is None:
                 continue
-            progress.step(step.kind, step.label(target))
+            stage.progress.step(step.kind, step.label(target))
             try:
-                report = measure(target, step, context)
+                report = measure(target, step, stage.context)
             except FAILURES as error:
                 say(f"  {target.label} FAILED: {error}")
                 target.fail(f"{type(error).__name__}: {error}")

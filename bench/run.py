@@ -139,7 +139,7 @@ def results(options, db, started, found):
             "order": "rotation: every app started at once, measured in turn, the order "
             "rotating per repeat and route",
         },
-        pinning=options.pin.record(),
+        pinning=options.pinning,
         delay_proxy=db_delay.DELAY_PROXY if any(options.db_delays) else None,
         apps=[target.record for target in started],
         generator={
@@ -150,7 +150,7 @@ def results(options, db, started, found):
         }
         if options.rates
         else None,
-        **{"measurements": [], **found},
+        **found,
     )
 
 
@@ -216,8 +216,8 @@ def run(options):
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(open(results_dir / f"{stamp}.log", "w"))
         db = stack.enter_context(opened_database(options))
-        if options.pin.db and not options.target:
-            stack.enter_context(pinned_database(options.pin.db))
+        if options.stack.db_cpus and not options.target:
+            stack.enter_context(pinned_database(options.stack.db_cpus))
         context = Context(db, options.runs, log)
         for delay in options.db_delays:
             with contextlib.ExitStack() as phase:

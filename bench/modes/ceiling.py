@@ -48,7 +48,7 @@ def before_start(stage):
         return {}
     url = db.url
     if stage.delay:
-        launched = Launched(db.url, stage.delay, stage.context.log, stage.options.pin.db)
+        launched = Launched(db.url, stage.delay, stage.context.log, stage.options.stack.db_cpus)
         url = stage.exits.enter_context(launched).url
     most = int(db.settings["max_connections"]) - SPARE_CONNECTIONS
     runs = stage.context.runs

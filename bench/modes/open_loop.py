@@ -40,9 +40,7 @@ def run(stage, found):
     if not stage.options.rates:
         return {}
     planned = rounds(stage.options, found.get("measurements", []), stage.measured, stage.routes)
-    done = measure_in_rotation(
-        planned, stage.measured, measure, describe, stage.context, stage.progress
-    )
+    done = measure_in_rotation(stage, planned, measure, describe)
     return {"openloop": collect(done, stage.measured)}
 
 

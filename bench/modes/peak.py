@@ -42,7 +42,7 @@ def run(stage, found):
     if skipped(stage.options) or stage.options.tune:
         return {}
     prime(stage)
-    done = in_rotation(stage, rounds(stage.context.runs, stage.routes))
+    done = measure_in_rotation(stage, rounds(stage.context.runs, stage.routes), measure, describe)
     return {"measurements": collect(done, stage.measured, stage.context.runs, stage.routes)}
 
 
@@ -93,13 +93,6 @@ def rounds(settings, routes):
         for connections in settings.connections
         for route in routes
     ]
-
-
-def in_rotation(stage, planned):
-    """planned rounds of wrk runs, every app in rotation (bench/rotation.py)."""
-    return measure_in_rotation(
-        planned, stage.measured, measure, describe, stage.context, stage.progress
-    )
 
 
 def measure(target, step, context):

@@ -14,7 +14,7 @@ import math
 from bench.modes import peak
 from bench.records import Trial
 from bench.report.tables import number, table
-from bench.rotation import Step, every_app
+from bench.rotation import Step, every_app, measure_in_rotation
 from bench.routes import ROUTES
 from bench.stack.deployments import TUNING
 
@@ -62,7 +62,8 @@ def run(stage, found):
         return {}
     peak.prime(stage)
     trials = search(stage)
-    done = peak.in_rotation(stage, confirm_rounds(stage.context.runs, stage.routes, trials))
+    confirm = confirm_rounds(stage.context.runs, stage.routes, trials)
+    done = measure_in_rotation(stage, confirm, peak.measure, peak.describe)
     peaks = peak.collect(done, stage.measured, stage.context.runs, stage.routes)
     return {"tuning": trials, "measurements": relabel(peaks)}
 
@@ -74,7 +75,8 @@ def search(stage):
     trial_stage = dataclasses.replace(
         stage, context=dataclasses.replace(stage.context, runs=trial_runs)
     )
-    done = peak.in_rotation(trial_stage, search_rounds(trial_runs, stage.routes))
+    searched = search_rounds(trial_runs, stage.routes)
+    done = measure_in_rotation(trial_stage, searched, peak.measure, peak.describe)
     runs = {}
     for target, step, report, _, _ in done:
         runs.setdefault((target.label, step.connections), (target, {}))[1][step.route.key] = report
