@@ -12,7 +12,9 @@ Usage:
                                           serve APP until Ctrl-C (--proxy: behind nginx)
   ./benchmark.sh --help                    every option
 
-Uses DATABASE_URL if set, else a throwaway Postgres in .pgdata/.
+Uses DATABASE_URL if set, else a throwaway Postgres in .pgdata/. A run writes
+reviews to a film of its own only, and removes both when it ends: no other row
+is written or deleted.
 Results: results/ (JSON, Markdown, PNG chart, logs).
 USAGE
 }

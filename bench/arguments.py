@@ -40,6 +40,8 @@ examples:
 
 Results go to results/ as JSON, Markdown and a PNG chart, one set per run.
 Without DATABASE_URL / --database-url, a throwaway Postgres runs in .pgdata/.
+Writes: reviews to a film the run adds, both removed when it ends; no other row
+of the database is written or deleted (docs/benchmark.md).
 """
 
 
@@ -81,8 +83,9 @@ def parser():
     p.add_argument(
         "--routes",
         type=choice_list(list(ROUTES)),
-        default=list(ROUTES),
-        help=f"comma list of {', '.join(ROUTES)} (default all three)",
+        help=f"comma list of {', '.join(ROUTES)} (default all three; with --target and no "
+        "--database-url, the reads only). review posts reviews to a film the run adds and "
+        "removes with them when it ends: no other row is written or deleted",
     )
     p.add_argument(
         "--repeat",

@@ -9,6 +9,7 @@ from bench.arguments import parser
 from bench.errors import BenchmarkError
 from bench.modes import tune
 from bench.options import FIELDS, grouped
+from bench.routes import ROUTES
 from bench.run import run
 from bench.stack import pgbouncer, targets
 from bench.stack.budget import DEFAULT_CONNECTIONS
@@ -40,6 +41,16 @@ def deployments_of(args):
     return args.server or args.deployment
 
 
+def routes_of(args):
+    """--routes, or every route; with --target and no database, the reads: the
+    reviews a POST run writes must be counted and removed by the run."""
+    if args.routes is not None:
+        return args.routes
+    if args.target and not args.database_url:
+        return [key for key in ROUTES if not ROUTES[key].writes]
+    return list(ROUTES)
+
+
 def refusal(args, apps):
     """Why these options cannot run, in one sentence; None when they can."""
     if args.tune and (args.target or args.rates):
@@ -47,6 +58,13 @@ def refusal(args, apps):
     if args.target:
         if len(apps) != 1:
             return "--target measures one server: name one APP to label it"
+        writing = [ROUTES[key].label for key in args.routes or [] if ROUTES[key].writes]
+        if writing and not args.database_url:
+            return (
+                f"{writing[0]} writes reviews into the target's database: give --database-url "
+                "(the run then writes them to a film of its own, counts them and removes them), "
+                "or leave review out of --routes"
+            )
         started = {
             "--replicas starts copies of an app": args.replicas != [1],
             "--db-delay puts a proxy between the apps it starts and Postgres": any(args.db_delays),
@@ -82,6 +100,7 @@ def options_of(args, apps, argv):
         "command": shown_command(argv),
         "proxy": "off" if args.target else args.proxy,
         "replicas": tuple(dict.fromkeys(args.replicas)),
+        "routes": routes_of(args),
     }
     return grouped(**{name: given[name] for name in FIELDS})
 

@@ -1,14 +1,21 @@
-"""The routes a benchmark measures, one object each: what wrk sends, how the
-answer is verified before measuring, the SQL pgbench runs for the database's
-ceiling, and the article's figures. Adding a route is adding one Route here
-(and its Lua script, if it sends more than a GET).
+"""The routes a benchmark measures, one object each: what the load generator
+sends, how the answer is verified before measuring, the SQL pgbench runs for
+the database's ceiling, and the article's figures. Adding a route is adding
+one Route here (and its Lua script, if it sends more than a GET).
 
 The SQL is the text every app runs (tests/test_harness.py checks it
 against each app's constants) with pgbench variables for the parameters.
+
+The reads ask for film 995 of the sample data. The write posts its reviews to
+the run's own film (bench/stack/run_film.py): ROUTES["review"] names film 995
+until a run gives it its film with writing_to().
 """
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+READ_FILM = 995  # the article's film
 
 
 @dataclass(frozen=True)
@@ -16,21 +23,41 @@ class Route:
     key: str  # the name --routes uses
     label: str  # the article's name for it
     path: str
-    script: str  # in lua/: report.lua (GET) or one that sets the request first
-    body: bytes | None  # what a POST sends: the same as the Lua script's
+    script: str  # in lua/: report.lua (GET), or post.lua, which takes the body
     status: int  # the status verification expects
-    check: Callable  # parsed JSON -> list of problems (empty: fit to measure)
-    pgbench: str  # the same SQL as the apps', for pgbench
+    check: Callable  # (parsed JSON, route) -> list of problems (empty: fit to measure)
+    pgbench: str  # the same SQL as the apps', for pgbench, given :film_id
     article: tuple  # (Flask, Quart) req/s in the article, wrk -c 20 -d 5m
+    rating: int | None = None  # what a POST /reviews/ sends, of film_id
+    film_id: int = READ_FILM  # the film it reads, or reviews
 
     @property
     def method(self):
         return "POST" if self.body else "GET"
 
+    @property
+    def writes(self):
+        return self.rating is not None
 
-def check_film(document):
-    if not isinstance(document, dict) or document.get("film_id") != 995:
-        return ["body is not film 995"]
+    @property
+    def body(self):
+        """What a POST sends (None for a GET)."""
+        if not self.writes:
+            return None
+        return json.dumps({"film_id": self.film_id, "rating": self.rating}).encode()
+
+    def writing_to(self, film_id):
+        """This route with its writes going to film_id (a read is unchanged)."""
+        return replace(self, film_id=film_id) if self.writes else self
+
+    def pgbench_script(self):
+        """pgbench's script: the film, then the route's SQL."""
+        return f"\\set film_id {self.film_id}\n{self.pgbench}"
+
+
+def check_film(document, route):
+    if not isinstance(document, dict) or document.get("film_id") != route.film_id:
+        return [f"body is not film {route.film_id}"]
     return check_film_fields(document)
 
 
@@ -43,7 +70,7 @@ def check_film_fields(film):
     return problems
 
 
-def check_films(document):
+def check_films(document, route):
     if not isinstance(document, dict) or not document:
         return ["body is not a non-empty object of films"]
     if not all(key.isdigit() for key in document):
@@ -51,10 +78,10 @@ def check_films(document):
     return check_film_fields(next(iter(document.values())))
 
 
-def check_review(document):
+def check_review(document, route):
     if not isinstance(document, dict) or not isinstance(document.get("review_id"), int):
         return ["body has no integer review_id"]
-    if (document.get("film_id"), document.get("rating")) != (995, 4):
+    if (document.get("film_id"), document.get("rating")) != (route.film_id, route.rating):
         return [f"body is not the review sent: {document}"]
     return []
 
@@ -67,11 +94,9 @@ ROUTES = {
             label="GET /films/995/",
             path="/films/995/",
             script="report.lua",
-            body=None,
             status=200,
             check=check_film,
-            pgbench="""\\set film_id 995
-SELECT film_id, release_year, title
+            pgbench="""SELECT film_id, release_year, title
                    FROM film
                   WHERE film_id = :film_id;
 """,
@@ -82,7 +107,6 @@ SELECT film_id, release_year, title
             label="GET /films/",
             path="/films/",
             script="report.lua",
-            body=None,
             status=200,
             check=check_films,
             pgbench="""\\set year 2000
@@ -98,11 +122,9 @@ SELECT film_id, release_year, title
             label="POST /reviews/",
             path="/reviews/",
             script="post.lua",
-            body=b'{"film_id": 995, "rating": 4}',
             status=201,
             check=check_review,
-            pgbench="""\\set film_id 995
-\\set rating 4
+            pgbench="""\\set rating 4
 INSERT INTO review (film_id, rating)
                         SELECT film_id, :rating
                           FROM film
@@ -110,6 +132,7 @@ INSERT INTO review (film_id, rating)
                      RETURNING review_id, film_id, rating;
 """,
             article=(325, 1114),
+            rating=4,
         ),
     ]
 }

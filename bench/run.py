@@ -21,36 +21,45 @@ from bench.records import Results, to_json
 from bench.report.markdown import markdown
 from bench.rotation import Context, Stage
 from bench.routes import ROUTES
-from bench.stack import database, environment, extras, memory, targets
+from bench.stack import database, environment, extras, memory, run_film, targets
 from bench.stack.budget import DEFAULT_CONNECTIONS, fitting
 from bench.stack.database import SPARE_CONNECTIONS
 from bench.stack.processes import pinned_database
 from tools import ROOT
 from tools.serve import database as sample_database
 
-EMBEDDED_DATABASE = "benchmark"  # its own database: the benchmark empties review
+EMBEDDED_DATABASE = "benchmark"  # the throwaway server's database for the benchmark
 
 
 @dataclass
 class Database:
-    """The run's database: its URL, an autocommit connection, its settings and
-    each app's connection budget; all None/empty when a --target's database
-    is not given."""
+    """The run's database: its URL, an autocommit connection, its settings,
+    each app's connection budget, and the run's film, whose reviews are the
+    only rows the run writes or deletes (bench/stack/run_film.py); all
+    None/empty when a --target's database is not given. owned: the run
+    started it (the throwaway server), so it may also VACUUM review."""
 
     url: str | None = None
     connection: object = None
     settings: dict | None = None
     budget: int | None = None  # connections each app may hold (--db-connections)
+    film: int | None = None
+    owned: bool = False
 
-    def reset_reviews(self):
-        if self.connection is not None:
-            database.reset_reviews(self.connection)
+    def count(self):
+        """The run's reviews, once the requests still in flight have landed."""
+        return run_film.settled_count(self.connection, self.film)
 
-    def settle_and_reset(self):
-        """Empty review once the previous run's requests in flight have landed."""
-        if self.connection is not None:
-            database.settled_review_count(self.connection)
-            database.reset_reviews(self.connection)
+    def clear(self, settle=False):
+        """Delete the run's reviews (settle: once those in flight have landed),
+        so that every POST run starts from the same table."""
+        if self.film is None:
+            return
+        if settle:
+            self.count()
+        run_film.remove_reviews(self.connection, self.film)
+        if self.owned:
+            run_film.vacuum(self.connection)
 
 
 def connection_budget(stack, connection=None):
@@ -73,11 +82,12 @@ def connection_budget(stack, connection=None):
 
 
 @contextlib.contextmanager
-def opened_database(options):
+def opened_database(options, stamp):
     """Yield the Database: --database-url / DATABASE_URL, else the embedded
-    Postgres (started with room for every pool, and stopped, here)."""
+    Postgres (started with room for every pool, and stopped, here), with the
+    run's film in it (removed, with its reviews, here)."""
     if options.target and not options.database_url:
-        say("no --database-url with --target: the nothing-lost check is skipped")
+        say("no --database-url with --target: the reads only, and no pgbench ceiling")
         yield Database()
         return
     with contextlib.ExitStack() as stack:
@@ -102,7 +112,11 @@ def opened_database(options):
             budget = connection_budget(options.stack, options.database_url and connection)[0]
             if options.stack.db_connections is None and budget < DEFAULT_CONNECTIONS:
                 say(f"each app gets {budget} database connections: all Postgres has room for")
-        yield Database(url, connection, settings, budget)
+        film = None
+        if any(ROUTES[key].writes for key in options.routes):  # reads need no film
+            film = stack.enter_context(run_film.held(connection, f"benchmark run {stamp}", say))
+        owned = not options.database_url
+        yield Database(url, connection, settings, budget, film, owned)
 
 
 def start_targets(stage, db, log_dir, stamp):
@@ -185,7 +199,7 @@ def measure_at(stage, found, results_dir, stamp):
     for mode in MEASURING:
         add(found, mode.before_start(stage) if hasattr(mode, "before_start") else {})
     started = start_targets(stage, db, results_dir, stamp)
-    stage.measured = targets.verified(started, stage.routes, db.connection, db.reset_reviews)
+    stage.measured = targets.verified(started, stage.routes, db)
     for target in stage.measured:  # at rest: every app started, verified, not yet loaded
         target.record.pss_rest_mib = memory.pss_mib(*target.pids)
     for mode in MEASURING:
@@ -206,7 +220,6 @@ def run(options):
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     results_dir = ROOT / options.results_dir  # an absolute results_dir stays itself
     results_dir.mkdir(parents=True, exist_ok=True)
-    routes = [ROUTES[key] for key in options.routes]
     if not options.target:
         extras.ensure(targets.packages_needed(options.stack), "the servers of this run")
     if options.rates:
@@ -215,10 +228,11 @@ def run(options):
     started, found = [], {}
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(open(results_dir / f"{stamp}.log", "w"))
-        db = stack.enter_context(opened_database(options))
+        db = stack.enter_context(opened_database(options, stamp))
         if options.stack.db_cpus and not options.target:
             stack.enter_context(pinned_database(options.stack.db_cpus))
         context = Context(db, options.runs, log)
+        routes = [ROUTES[key].writing_to(db.film) for key in options.routes]
         for delay in options.db_delays:
             with contextlib.ExitStack() as phase:
                 stage = Stage(options, routes, context, progress, delay, phase)

@@ -7278,7 +7278,11 @@ INSERT INTO film_actor (actor_id, film_id, last_update) VALUES
     (154, 1000, '2006-02-15 09:03:42'),
     (192, 1000, '2006-02-15 09:03:42')
 ON CONFLICT DO NOTHING;
-SELECT setval(pg_get_serial_sequence('language', 'language_id'), (SELECT max(language_id) FROM language));
-SELECT setval(pg_get_serial_sequence('category', 'category_id'), (SELECT max(category_id) FROM category));
-SELECT setval(pg_get_serial_sequence('actor', 'actor_id'), (SELECT max(actor_id) FROM actor));
-SELECT setval(pg_get_serial_sequence('film', 'film_id'), (SELECT max(film_id) FROM film));
+SELECT setval(sequence, greatest((SELECT max(language_id) FROM language), pg_sequence_last_value(sequence)))
+  FROM pg_get_serial_sequence('language', 'language_id') AS sequence;
+SELECT setval(sequence, greatest((SELECT max(category_id) FROM category), pg_sequence_last_value(sequence)))
+  FROM pg_get_serial_sequence('category', 'category_id') AS sequence;
+SELECT setval(sequence, greatest((SELECT max(actor_id) FROM actor), pg_sequence_last_value(sequence)))
+  FROM pg_get_serial_sequence('actor', 'actor_id') AS sequence;
+SELECT setval(sequence, greatest((SELECT max(film_id) FROM film), pg_sequence_last_value(sequence)))
+  FROM pg_get_serial_sequence('film', 'film_id') AS sequence;

@@ -353,11 +353,14 @@ def generate(seed=SEED):
             ],
         ),
     ]
-    # Explicit ids above leave the serial sequences behind; move them on.
+    # Explicit ids above leave the serial sequences behind; move them on, and
+    # never back: an id a sequence handed out (a row since deleted, such as a
+    # benchmark run's film) is never handed out again.
     for table in ("language", "category", "actor", "film"):
         parts.append(
-            f"SELECT setval(pg_get_serial_sequence('{table}', '{table}_id'), "
-            f"(SELECT max({table}_id) FROM {table}));\n"
+            f"SELECT setval(sequence, greatest((SELECT max({table}_id) FROM {table}), "
+            f"pg_sequence_last_value(sequence)))\n"
+            f"  FROM pg_get_serial_sequence('{table}', '{table}_id') AS sequence;\n"
         )
     return "".join(parts)
 

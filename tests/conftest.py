@@ -1,8 +1,9 @@
 """Fixtures: a real Postgres with the sample data, and each app under its real
 production server (its serve.sh), reached over HTTP.
 
-With DATABASE_URL set, the tests use that database (and empty its review
-table); without it, a `dvdrental_test` database on the embedded Postgres.
+The tests empty the review table of the database they use, so they never use
+DATABASE_URL: their database is `dvdrental_test` on the embedded Postgres, or
+the one TEST_DATABASE_URL names, a database given over to them.
 With TEST_PROXY=1, every app is reached through nginx (tools/proxy.py).
 
 Tests that start a server or run a program for seconds are marked `slow`
@@ -35,7 +36,8 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(scope="session")
 def database_url():
-    with database("dvdrental_test") as url:
+    """The tests' own database (see above), never DATABASE_URL's."""
+    with database("dvdrental_test", os.environ.get("TEST_DATABASE_URL")) as url:
         yield url
 
 

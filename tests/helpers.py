@@ -2,6 +2,7 @@
 
 import os
 
+import psycopg2
 import pytest
 
 from bench.options import grouped
@@ -17,6 +18,59 @@ def query(connection, sql, *params):
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+# Rows "of yours" in a database the bench is pointed at: reviews of several
+# films, some with Idempotency-Keys, ids with gaps, sequences moved ahead.
+ROWS_OF_YOURS = """
+INSERT INTO review (film_id, rating, idempotency_key, created_at)
+SELECT 1 + (n * 37) % 1000, 1 + n % 5, CASE WHEN n % 3 = 0 THEN 'yours-' || n END,
+       '2020-01-01'::timestamptz + n * interval '1 hour'
+  FROM generate_series(1, 400) AS n;
+INSERT INTO review (film_id, rating) SELECT 995, 4 FROM generate_series(1, 50);
+DELETE FROM review WHERE review_id % 7 = 0;
+SELECT setval('review_review_id_seq', greatest(90000, last_value)) FROM review_review_id_seq;
+SELECT setval('film_film_id_seq', greatest(5000, last_value)) FROM film_film_id_seq;
+"""
+CHECKSUMS = {
+    "review": "SELECT count(*), md5(string_agg(r::text, '|' ORDER BY review_id)) FROM review r",
+    "film": "SELECT count(*), md5(string_agg(f::text, '|' ORDER BY film_id)) FROM film f",
+}
+SEQUENCES = "SELECT r.last_value, f.last_value FROM review_review_id_seq r, film_film_id_seq f"
+
+
+def add_rows_of_yours(database_url):
+    connection = psycopg2.connect(database_url)
+    try:
+        with connection, connection.cursor() as cursor:
+            cursor.execute(ROWS_OF_YOURS)
+    finally:
+        connection.close()
+
+
+def snapshot(database_url):
+    """(a checksum of every row of review and film, the sequences' values)."""
+    connection = psycopg2.connect(database_url)
+    try:
+        rows = {table: query(connection, sql) for table, sql in CHECKSUMS.items()}
+        return rows, query(connection, SEQUENCES)[0]
+    finally:
+        connection.close()
+
+
+def assert_unchanged(before, after):
+    """Every row as it was, and no sequence moved back (an id it handed out
+    would be handed out again)."""
+    assert after[0] == before[0], "rows that were there before differ"
+    assert all(now >= then for now, then in zip(after[1], before[1], strict=True)), (after, before)
+
+
+def socket_url(url, data_dir):
+    """An embedded server's url over its Unix socket in data_dir: reachable
+    from any network namespace of this machine, whatever its addresses."""
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    database = url.rsplit("/", 1)[1]
+    return f"postgresql://postgres@/{database}?host={data_dir}&port={port}"
 
 
 def needs_pgbouncer():

@@ -40,7 +40,7 @@ from tests.docker_host import (
     run,
     unavailable,
 )
-from tests.helpers import query
+from tests.helpers import add_rows_of_yours, assert_unchanged, query, snapshot
 from tools import ROOT
 from tools.serve import APPS
 
@@ -215,6 +215,8 @@ def test_bench_service_measures_and_loses_nothing(stack, tmp_path):
     results = tmp_path / "results"
     results.mkdir()
     results.chmod(0o777)  # the bench runs as the image's user, not root
+    add_rows_of_yours(stack.database_url())  # the bench leaves them as they are
+    before = snapshot(stack.database_url())
     completed = stack.compose(
         "run",
         "--rm",
@@ -231,6 +233,7 @@ def test_bench_service_measures_and_loses_nothing(stack, tmp_path):
         profiles=["bench"],
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert_unchanged(before, snapshot(stack.database_url()))
     [report] = results.glob("*.json")
     measurements = json.loads(report.read_text())["measurements"]
     assert {m["route"] for m in measurements} == {"film", "films", "review"}

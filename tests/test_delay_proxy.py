@@ -17,6 +17,7 @@ import psycopg2
 import pytest
 
 from bench.load import openloop, pgbench
+from bench.routes import ROUTES
 from bench.stack import delay_proxy
 from bench.stack.delay_proxy import Launched, parse_delay, proxied_url
 from db import embedded
@@ -125,7 +126,7 @@ def test_connections_do_not_wait_for_each_other(database_url):
 def test_pgbench_through_the_proxy_is_capped_by_the_delay(database_url):
     clients, delay = 4, 0.020
     with DelayProxy(upstream(database_url), delay) as proxy:
-        result = pgbench.run(proxy.url(database_url), "film", clients, 2, 2)
+        result = pgbench.run(proxy.url(database_url), ROUTES["film"], clients, 2, 2)
     assert result["failed"] == 0
     assert result["latency_ms"] >= 20
     # One round trip per prepared statement: at most clients / delay per second.

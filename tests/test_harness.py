@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench import plan, progress, rotation
+from bench.load import wrk
 from bench.modes import open_loop, server_matrix
 from bench.records import AppRun, Peak, Results, Summary, to_json
 from bench.report import tables
@@ -46,13 +47,18 @@ def test_pgbench_runs_the_sql_of_every_app(app, key):
     assert placeholders_as_marks(statement) == placeholders_as_marks(app_sql)
 
 
-def test_the_post_script_sends_the_body_verification_sends():
+def test_wrk_sends_the_body_verification_sends():
+    """lua/post.lua posts what follows wrk's "--": the route's body, which
+    names the run's film."""
+    route = ROUTES["review"].writing_to(1234)
+    args = wrk.command("http://127.0.0.1:1", route, 4, 2, 1, 5)
+    assert args[-2:] == ["--", '{"film_id": 1234, "rating": 4}']
+    assert json.loads(args[-1]) == json.loads(route.body)
+    assert "wrk.body = args[1]" in (ROOT / "lua" / route.script).read_text()
     for route in ROUTES.values():
-        script = (ROOT / "lua" / route.script).read_text()
-        if route.body:
-            assert f"wrk.body = '{route.body.decode()}'" in script
-        else:
-            assert "wrk.method" not in script
+        if not route.body:
+            assert "--" not in wrk.command("http://127.0.0.1:1", route, 4, 2, 1, 5)
+            assert "wrk.method" not in (ROOT / "lua" / route.script).read_text()
 
 
 def test_the_rotation_puts_every_app_in_every_place():

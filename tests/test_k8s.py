@@ -4,7 +4,8 @@ every object validates, strictly (no unknown field), against Kubernetes'
 published OpenAPI schemas (the kubernetes-validate package,
 requirements-dev.txt). Then what the schemas cannot know: probes, stop grace,
 resources and workers as compose.yaml and bench/stack/deployments.py have them, the
-Services' selectors, the bench Job kept off the apps' nodes.
+Services' selectors, the bench kept off the apps' nodes and never started by
+`kubectl apply` (a suspended CronJob, the template of the runs a user starts).
 """
 
 import base64
@@ -68,7 +69,7 @@ def test_everything_is_in_the_namespace(objects):
 
 def test_base_has_every_part():
     kinds = {(o["kind"], o["metadata"]["name"]) for o in render("base")}
-    expected = {("StatefulSet", "postgres"), ("Deployment", "pgbouncer"), ("Job", "bench")}
+    expected = {("StatefulSet", "postgres"), ("Deployment", "pgbouncer"), ("CronJob", "bench")}
     expected |= {(kind, app) for app in APPS for kind in ("Deployment", "Service")}
     assert expected <= kinds
 
@@ -122,8 +123,25 @@ def test_database_url_goes_through_pgbouncer(objects):
     assert f":{values['POSTGRES_PORT']}/" in values["DIRECT_DATABASE_URL"]
 
 
+def bench_job(objects):
+    """The spec of the Job each `kubectl create job --from=cronjob/bench` makes."""
+    return find(objects, "CronJob", "bench")["spec"]["jobTemplate"]["spec"]
+
+
+def test_apply_starts_no_bench(objects):
+    """The bench writes to the database it measures (its own film and
+    reviews, removed at its end): it runs when a user starts it, never
+    because the manifests were applied, nor on a schedule."""
+    assert not [o for o in objects if o["kind"] in ("Job", "Pod")]
+    cronjob = find(objects, "CronJob", "bench")
+    assert cronjob["spec"]["suspend"] is True
+    assert cronjob["spec"]["concurrencyPolicy"] == "Forbid"
+    [container] = bench_job(objects)["template"]["spec"]["containers"]
+    assert "--database-url" in container["command"][-1]
+
+
 def test_bench_job_stays_off_the_apps_nodes(objects):
-    pod = find(objects, "Job", "bench")["spec"]["template"]["spec"]
+    pod = bench_job(objects)["template"]["spec"]
     [term] = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert term["topologyKey"] == "kubernetes.io/hostname"
     selector = term["labelSelector"]["matchLabels"].items()

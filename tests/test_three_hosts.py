@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import add_rows_of_yours, assert_unchanged, snapshot, socket_url
 from tools import ROOT
 
 pytestmark = pytest.mark.slow  # starts Postgres, an app and the bench
@@ -99,8 +100,8 @@ def network():
 
 @contextlib.contextmanager
 def postgres():
-    """The embedded Postgres in `db`, on its own data directory; its URL as
-    the other hosts reach it."""
+    """The embedded Postgres in `db`, on its own data directory: (its URL as
+    the other hosts reach it, its URL from this machine's namespace)."""
     # Not under tmp_path: as root, the server runs as pgembed (db/embedded.py),
     # which must reach its data directory, and pytest's folders are private.
     data_dir = Path(tempfile.mkdtemp(prefix="three-hosts-")) / "pgdata"
@@ -126,7 +127,7 @@ def postgres():
             timeout=120,
             check=True,
         )
-        yield local.replace("@127.0.0.1:", f"@{address('db')}:")
+        yield local.replace("@127.0.0.1:", f"@{address('db')}:"), socket_url(local, data_dir)
     finally:
         subprocess.run(inside("db", *python, "db.embedded", "stop"), cwd=ROOT, env=env, timeout=60)
         shutil.rmtree(data_dir.parent)
@@ -173,7 +174,9 @@ def test_benchmark_across_three_hosts(tmp_path):
     """From `gen`: the bench measures the app on `app` and pgbench Postgres on
     `db`; the POST runs' ledgers balance; nothing reaches 127.0.0.1."""
     results = tmp_path / "results"
-    with network(), postgres() as database_url:
+    with network(), postgres() as (database_url, here):
+        add_rows_of_yours(here)  # the bench leaves them as they are
+        before = snapshot(here)
         with app_server(database_url, tmp_path / "app.log") as url:
             bench = subprocess.run(
                 inside(
@@ -196,7 +199,9 @@ def test_benchmark_across_three_hosts(tmp_path):
                 text=True,
                 timeout=600,
             )
+        after = snapshot(here)
     assert bench.returncode == 0, bench.stdout[-3000:] + bench.stderr[-3000:]
+    assert_unchanged(before, after)
     [report] = results.glob("*.json")
     data = json.loads(report.read_text())
     measurements = data["measurements"]

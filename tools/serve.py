@@ -39,11 +39,13 @@ class AppNotStarted(RuntimeError):
 
 @contextlib.contextmanager
 def database(name=embedded.DATABASE, url=None, **settings):
-    """Yield the URL of a database holding the sample data: url, else
-    DATABASE_URL, else the embedded server's database `name` (started with
-    settings if it is not running, and stopped on exit by the last process
-    using it: embedded.serving())."""
-    url = url or os.environ.get("DATABASE_URL")
+    """Yield the URL of a database holding the sample data: url, else the
+    embedded server's database `name` (started with settings if it is not
+    running, and stopped on exit by the last process using it:
+    embedded.serving()). Never DATABASE_URL unless the caller passes it: a
+    test or an example that writes must not write into a database of yours.
+    Loading adds what is missing of the schema and the sample data, and
+    changes no row that is there (db/load.py)."""
     with contextlib.ExitStack() as stack:
         if not url:
             url = stack.enter_context(embedded.serving(name, **settings))
@@ -170,7 +172,7 @@ def main():
     if warning := direct_warning(args.app, args.proxy):
         print(warning, file=sys.stderr)
     try:
-        with database() as url:
+        with database(url=os.environ.get("DATABASE_URL")) as url:
             app_port = embedded.free_port() if args.proxy else args.port
             with (
                 running(args.app, app_port, url, log_path=None) as server,

@@ -26,11 +26,12 @@ def measure_once(target, route, db, runs, log, generator):
     - round_trips_per_request: through a delay proxy, the writes the app sent
       Postgres per answered request (each waits for its answer: a round trip),
       and proxy_cpu_share: the share of one core the proxy used meanwhile;
-    - ledger: a POST run's books (rows added against 2xx answers)."""
+    - ledger: a POST run's books (reviews the run's film gained against 2xx
+      answers), those reviews then removed."""
     if runs.warmup:
         generator.run(generator.command(runs.warmup), log)
     if route.body:
-        db.settle_and_reset()  # the warm-up's last writes land before the run's books open
+        db.clear(settle=True)  # the warm-up's last writes land before the run's books open
     before = target.proxy.counts() if target.proxy else None
     cpu_before = target.proxy.cpu_seconds() if target.proxy else None
     args = generator.command(runs.duration)
@@ -46,10 +47,9 @@ def measure_once(target, route, db, runs, log, generator):
         if cpu_before is not None:
             used = target.proxy.cpu_seconds() - cpu_before
             result["proxy_cpu_share"] = used / result["duration_s"]
-    if route.body and db.connection is not None:
-        rows = database.settled_review_count(db.connection)
+    if route.body and db.film is not None:
         result["ledger"] = database.check_nothing_lost(
-            result["ok"], rows, generator.unanswered(result)
+            result["ok"], db.count(), generator.unanswered(result)
         ).as_dict()
-    db.reset_reviews()
+        db.clear()
     return result

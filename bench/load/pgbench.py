@@ -12,7 +12,6 @@ import tempfile
 from pathlib import Path
 
 from bench.errors import BenchmarkError
-from bench.routes import ROUTES
 from bench.stack.processes import taskset
 from db import embedded
 
@@ -35,11 +34,13 @@ def command(database_url, script_path, clients, threads, duration, pin=None):
     return taskset(args, pin)
 
 
-def run(database_url, route_key, clients, threads, duration, pin=None, log=None):
-    """{"tps", "latency_ms", "failed", "clients", "command"} for one route's SQL."""
+def run(database_url, route, clients, threads, duration, pin=None, log=None):
+    """{"tps", "latency_ms", "failed", "clients", "command"} for one route's SQL
+    (a route that writes writes to its film: the run's, bench/routes.py)."""
+    script = route.pgbench_script()
     with tempfile.TemporaryDirectory() as folder:
-        script_path = Path(folder) / f"{route_key}.sql"
-        script_path.write_text(ROUTES[route_key].pgbench)
+        script_path = Path(folder) / f"{route.key}.sql"
+        script_path.write_text(script)
         args = command(database_url, script_path, clients, threads, duration, pin)
         completed = subprocess.run(args, capture_output=True, text=True)
     # As a reader would type it: no temporary paths, no credentials.
@@ -49,7 +50,7 @@ def run(database_url, route_key, clients, threads, duration, pin=None, log=None)
     ]
     shown = [arg.replace(folder, ".") for arg in shown]
     if log is not None:
-        log.write(f"$ {' '.join(shown)}\n{ROUTES[route_key].pgbench}{completed.stdout}\n")
+        log.write(f"$ {' '.join(shown)}\n{script}{completed.stdout}\n")
     if completed.returncode != 0:
         raise PgbenchError(f"pgbench failed: {completed.stderr.strip()}")
     result = parse_output(completed.stdout)

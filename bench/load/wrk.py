@@ -27,6 +27,8 @@ def command(url, route, connections, threads, duration, timeout, pin=None):
         f"--script={LUA}/{route.script}",
         url.rstrip("/") + route.path,
     ]
+    if route.body:  # lua/post.lua sends what follows "--"
+        args += ["--", route.body.decode()]
     return taskset(args, pin)
 
 

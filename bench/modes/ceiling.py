@@ -58,14 +58,14 @@ def before_start(stage):
         stage.progress.step("ceiling", f"pgbench {route.label} SQL, {clients} clients")
         result = pgbench.run(
             url,
-            route.key,
+            route,
             clients,
             runs.threads,
             seconds(runs),
             pin=runs.cpus,
             log=stage.context.log,
         )
-        db.reset_reviews()
+        db.clear()
         ceilings.append(
             Ceiling(
                 route=route.key,

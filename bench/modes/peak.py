@@ -69,8 +69,8 @@ def prime(stage):
     measured one (TechEmpower's primer): without it the first repeat read
     slower for whichever app came first after the starts (its ratios off by
     up to 70% where the later repeats agreed within 20%). Only a route that
-    writes waits for its last writes to land (a second of quiet) before the
-    reviews are emptied: a read leaves nothing to wait for."""
+    writes waits for its last writes to land (a second of quiet) before its
+    reviews are removed: a read leaves nothing to wait for."""
     settings, context = stage.context.runs, stage.context
     if not settings.warmup:
         return
@@ -82,7 +82,7 @@ def prime(stage):
             primer = generator(target, route, settings.connections[0], settings)
             primer.run(primer.command(settings.warmup), context.log)
         if route.body:
-            context.db.settle_and_reset()
+            context.db.clear(settle=True)
 
 
 def rounds(settings, routes):

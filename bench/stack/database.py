@@ -1,8 +1,8 @@
-"""What the benchmark asks of Postgres: the review count, its reset, the
-server's settings, and the nothing-lost check."""
+"""What the benchmark asks of Postgres: a connection, the server's settings,
+the connections each app holds, and the nothing-lost check. What it writes,
+and removes, is the run's film (bench/stack/run_film.py)."""
 
 import threading
-import time
 from dataclasses import asdict, dataclass
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
@@ -10,8 +10,6 @@ import psycopg2
 
 from bench.errors import BenchmarkError
 
-COUNT_REVIEWS = "SELECT count(*) FROM review"
-RESET_REVIEWS = "TRUNCATE review RESTART IDENTITY"
 # Stated in every report: they decide what a committed write costs.
 SETTINGS = [
     "server_version",
@@ -45,33 +43,11 @@ def connect(database_url):
     return connection
 
 
-def scalar(connection, sql):
+def scalar(connection, sql, *params):
+    """The one value sql returns."""
     with connection.cursor() as cursor:
-        cursor.execute(sql)
+        cursor.execute(sql, params or None)
         return cursor.fetchone()[0]
-
-
-def reset_reviews(connection):
-    with connection.cursor() as cursor:
-        cursor.execute(RESET_REVIEWS)
-
-
-def settled_review_count(connection, quiet=1.0, timeout=30.0):
-    """The review count once it has not moved for `quiet` seconds: requests
-    still in flight when wrk stopped are answered (and committed) after it, and
-    a server with a listen backlog (wsgiref, one thread) keeps committing the
-    requests queued there for a while, with gaps between them."""
-    deadline = time.monotonic() + timeout
-    count = scalar(connection, COUNT_REVIEWS)
-    steady_since = time.monotonic()
-    while time.monotonic() < deadline:
-        time.sleep(min(0.1, quiet))
-        latest = scalar(connection, COUNT_REVIEWS)
-        if latest != count:
-            count, steady_since = latest, time.monotonic()
-        elif time.monotonic() - steady_since >= quiet:
-            break
-    return count
 
 
 def named(database_url, name):
@@ -142,7 +118,8 @@ def server_settings(connection):
 
 @dataclass(frozen=True)
 class Ledger:
-    """The POST run's books: 2xx responses wrk counted, rows the table gained."""
+    """The POST run's books: 2xx responses the load generator counted, reviews
+    the run's film gained."""
 
     responses_2xx: int
     rows_added: int

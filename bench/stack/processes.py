@@ -3,6 +3,7 @@
 import contextlib
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -101,7 +102,7 @@ def server_command(pid):
 def shown(args):
     """A command line relative to the project, as a reader would type it (and
     with no path of this machine in the results)."""
-    return " ".join(str(arg).removeprefix(f"{ROOT}{os.sep}") for arg in args)
+    return shlex.join(str(arg).removeprefix(f"{ROOT}{os.sep}") for arg in args)
 
 
 def run_logged(args, log=None):

@@ -278,15 +278,16 @@ def check(target, routes, connection):
         raise AppFailed("failed verification: " + "; ".join(problems))
 
 
-def verified(targets, routes, connection, reset):
-    """The targets fit to measure; the others are marked failed."""
+def verified(targets, routes, db):
+    """The targets fit to measure; the others are marked failed. The reviews
+    verification wrote (to the run's film) are removed after each."""
     for target in targets:
         if not target.measurable:
             continue
         try:
-            check(target, routes, connection)
+            check(target, routes, db.connection)
         except AppFailed as error:
             print(f"  {target.label} is not measured: {error}", flush=True)
             target.fail(str(error))
-        reset()
+        db.clear()
     return [target for target in targets if target.measurable]

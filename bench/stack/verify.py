@@ -41,11 +41,11 @@ def verify_route(url, route, connection=None):
         problems.append(f"status {status}, expected {route.status}")
     if content_type != "application/json":
         problems.append(f"Content-Type {content_type!r}, expected 'application/json'")
-    problems += route.check(document)
+    problems += route.check(document, route)
     if route.body and connection is not None and not problems:
         with connection.cursor() as cursor:
             cursor.execute(SELECT_REVIEW, (document["review_id"],))
-            if cursor.fetchone() != (995, 4):
+            if cursor.fetchone() != (route.film_id, route.rating):
                 problems.append("the review answered 201 but is not in the database")
     return [f"{route.label}: {problem}" for problem in problems]
 
