@@ -10,10 +10,13 @@ docs/explorer.png`)."""
 import contextlib
 import io
 import json
+import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
+
+import pytest
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 FLAGS = [
@@ -26,6 +29,16 @@ FLAGS = [
     "--no-first-run",
 ]
 SIZE = (1280, 1000)
+
+
+def needs_chromium():
+    """Skip the test where Chromium or its driver is not installed; fail it
+    in CI, which installs them."""
+    if not (CHROMIUM and CHROMEDRIVER):
+        message = "no chromium: apt-get install --no-install-recommends chromium chromium-driver"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
 
 
 @contextlib.contextmanager

@@ -69,14 +69,31 @@ const Conditions = {
     return `${base} --db-delay ${input.delay}ms -c ${input.clients} --db-connections ${input.budget}`;
   },
 
-  /** One option at the cell: its figures and costs, and whether it fits the conditions. */
+  /** Whether a cell's capacity was found at the conditions' objective (a p99 of as many ms). */
+  atObjective(cell, input) {
+    const objective = cell.capacity && cell.capacity.objective;
+    return Boolean(objective) && objective.percentile === 99 && objective.ms === input.objective;
+  },
+
+  /** One option at the cell: its figures and costs, and whether it fits the
+      conditions; ranked by its capacity when found at their objective, else by req/s. */
   option(cell, input) {
     const p99 = cell.latency.p99 ?? null;
     const used = cell.held ?? cell.budget;
     const meets = p99 !== null && p99 <= input.objective;
     const within = used === null || used === undefined || used <= input.budget;
-    const ranked = cell.capacity ? Data.figure(cell, "capacity") : Data.figure(cell, "rps");
+    const ranked = Data.figure(cell, Conditions.atObjective(cell, input) ? "capacity" : "rps");
     return {name: Data.seriesName(cell), cell, p99, used, meets, within, fits: meets && within, ranked};
+  },
+
+  /** A note when the run's capacities were found at another objective than the conditions'. */
+  objectiveNote(cells, input) {
+    const found = cells.filter((cell) => cell.capacity);
+    if (!found.length || found.some((cell) => Conditions.atObjective(cell, input))) return null;
+    const objective = found[0].capacity.objective;
+    const at = objective ? `p${objective.percentile} ≤ ${objective.ms} ms` : "an objective it did not record";
+    return `This run found each option's capacity at ${at}, not at your p99 of ${Format.small(input.objective)} ms: ` +
+      "the options are ranked by req/s, and marked by whether their p99 meets yours.";
   },
 
   /** The answer to input ({route, delay, clients, objective, budget}) from run. */
@@ -88,14 +105,16 @@ const Conditions = {
     const clients = Conditions.nearest(clientCounts, input.clients, (a, b) => Math.abs(Math.log(a / b)));
     const here = cells.filter((cell) => cell.at.delay === delay && cell.at.clients === clients);
     const budgets = [...new Set(here.map((cell) => cell.budget).filter((b) => b !== null))].sort((a, b) => a - b);
-    const notes = [
+    const unmeasured = [  // what the command below would measure
       Conditions.placed("database delay", input.delay, delay, delays, " ms"),
       Conditions.placed("client count", input.clients, clients, clientCounts, ""),
       Conditions.budgetNote(budgets, input.budget),
     ].filter(Boolean);
+    const notes = [...unmeasured, Conditions.objectiveNote(here, input)].filter(Boolean);
     const options = here.sort(Data.compare).map((cell) => Conditions.option(cell, input))
       .sort((a, b) => (b.fits - a.fits) || ((b.ranked.value ?? -1) - (a.ranked.value ?? -1)));
-    return {run, input, delay, clients, notes, options, exact: !notes.length, command: Conditions.command(run, input)};
+    const command = Conditions.command(run, input);
+    return {run, input, delay, clients, notes, options, exact: !unmeasured.length, command};
   },
 
   verdict(answer) {
@@ -104,8 +123,9 @@ const Conditions = {
     if (!answer.options.length) return null;
     if (!fitting.length) return `No option measured here met ${within}.`;
     const [best, next] = fitting;
-    const what = best.cell.capacity ? "capacity" : "req/s";
-    let text = `Most ${what} with ${within}: ${best.name}, ${Format.count(best.ranked.value)} ${what === "req/s" ? "req/s" : "req/s capacity"}.`;
+    const capacity = Conditions.atObjective(best.cell, input);
+    let text = `Most ${capacity ? "capacity" : "req/s"} with ${within}: ${best.name}, ` +
+      `${Format.count(best.ranked.value)} req/s${capacity ? " within the objective" : ""}.`;
     if (next) {
       const difference = Data.difference(best.ranked, next.ranked);
       text += ` Next, ${next.name}, ${Format.count(next.ranked.value)}` + (difference ? `: ${difference}.` : ".");
@@ -113,19 +133,18 @@ const Conditions = {
     return text;
   },
 
+  /** The answer's table: each option's figures and costs, the best first. */
   rows(answer) {
     const capacity = answer.options.some((option) => option.cell.capacity);
     const cpu = answer.options.some((option) => option.cell.cpu_us);
-    const header = ["option", "configuration", "req/s", ...(capacity ? ["capacity, req/s (objective)"] : []),
+    const header = ["option", "configuration", "req/s", ...(capacity ? ["capacity, req/s (95% interval)"] : []),
       "p99 ms", "connections held", "memory MiB", ...(cpu ? ["CPU µs/request"] : [])];
     const rows = answer.options.map((option) => {
       const cell = option.cell;
-      const objective = cell.capacity && cell.capacity.objective;
       return [
         option.name, cell.configuration || Format.DASH,
         {text: Format.withInterval(cell.rps, cell.interval, Format.count), number: true},
-        ...(capacity ? [{number: true, text: cell.capacity ? Format.withInterval(cell.capacity.value, cell.capacity.ci95, Format.count) +
-          (objective ? ` (p${objective.percentile} ≤ ${objective.ms} ms)` : "") : Format.DASH}] : []),
+        ...(capacity ? [{number: true, text: Tables.capacity(cell.capacity)}] : []),
         {number: true, class: option.meets ? "meets" : "misses",
           text: `${Format.small(option.p99)}: ${option.meets ? "meets" : "misses"}`},
         {number: true, class: option.within ? "" : "misses",

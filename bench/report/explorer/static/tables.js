@@ -18,8 +18,7 @@ const Tables = {
       .map((cell) => [
         name, {text: Format.small(cell.at[axis]), number: true}, cell.configuration || Format.DASH,
         {text: Format.withInterval(cell.rps, cell.interval, Format.count), number: true},
-        ...(capacity ? [{text: cell.capacity ? Format.withInterval(cell.capacity.value, cell.capacity.ci95, Format.count)
-          : Format.DASH, number: true}] : []),
+        ...(capacity ? [{text: Tables.capacity(cell.capacity), number: true}] : []),
         {text: Format.small(cell.latency.p99 ?? null), number: true},
         {text: Format.count(cell.errors), number: true},
         {text: Format.small(cell.pss_mib), number: true},
@@ -27,6 +26,14 @@ const Tables = {
         ...(cpu ? [Data.cpuParts(cell.cpu_us)] : []),
       ]));
     return table("The figures plotted, and what they cost", header, rows);
+  },
+
+  /** A capacity with its interval and the objective it was found at. */
+  capacity(found) {
+    if (!found) return Format.DASH;
+    const objective = found.objective;
+    return Format.withInterval(found.value, found.ci95, Format.count) +
+      (objective ? ` at p${objective.percentile} ≤ ${objective.ms} ms` : "");
   },
 
   /** The named percentiles of each option's cell: one column per option. */
