@@ -21,12 +21,21 @@ RESULTS = ROOT / "docs" / "results"
 FAIR_GRID = RESULTS / "2026-11-23-fair-grid.json"
 
 
+def measured_nothing():
+    """The synthetic run, with no figure and one app that failed to start."""
+    data = synthetic()
+    data["measurements"] = []
+    data["apps"][0].update(status="failed", reason="did not answer /health")
+    return data
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     folder = tmp_path_factory.mktemp("explorer")
     return {
         "all": explorer.build(RESULTS, folder / "index.html"),
         "synthetic": explorer.write(synthetic(), folder / "synthetic.html"),
+        "nothing": explorer.write(measured_nothing(), folder / "nothing.html"),
     }
 
 
@@ -190,6 +199,13 @@ def test_capacity_intervals_and_cpu_show_when_a_run_carries_them(opened):
     got = answer(driver, objective=150)  # capacity was found at 100 ms: ranked by req/s
     assert "not at your p99 of 150 ms" in " ".join(got["notes"])
     assert "Most req/s with" in driver.find_element(By.ID, "conditions-answer").text
+
+
+def test_a_run_that_measured_nothing_shows_what_ran(opened):
+    driver = opened("nothing")
+    assert "failed: did not answer /health" in driver.find_element(By.ID, "configuration").text
+    assert "Nothing measured" in driver.find_element(By.ID, "sweep").text
+    assert "No run here measured" in driver.find_element(By.ID, "conditions").text
 
 
 def test_every_control_is_labelled_and_reached_by_the_keyboard(opened):

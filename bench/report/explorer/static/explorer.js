@@ -26,9 +26,9 @@ const Explorer = {
     const state = {route: run.routes.includes(route) ? route : run.routes[0]};
     Explorer.state = state;
     const cells = Explorer.routeCells();
-    state.apps = new Set(cells.map((cell) => cell.app));
+    state.apps = new Set([...cells, ...run.apps].map((found) => found.app));  // one not measured too
     state.deployments = new Set(cells.map((cell) => cell.deployment));
-    state.at = Object.fromEntries(Object.keys(Data.page.dims).map((dim) => [dim, Data.values(cells, dim)[0]]));
+    state.at = Object.fromEntries(Object.keys(Data.page.dims).map((dim) => [dim, Data.values(cells, dim)[0] ?? null]));
     Explorer.sweepAlong(Data.axes(cells)[0] || "clients");
   },
 
@@ -78,7 +78,8 @@ const Explorer = {
           }) : null,
         Explorer.select("Figure plotted", "metric", state.metric, Data.available(cells).map((m) => [m.key, m.label]),
           (key) => { state.metric = key; Explorer.draw(); })),
-      Explorer.checkboxes("App", "app", [...new Set(cells.map((c) => c.app))].sort(), state.apps),
+      Explorer.checkboxes("App", "app", [...new Set([...cells, ...Explorer.run.apps].map((c) => c.app))].sort(),
+        state.apps),
       Explorer.checkboxes("Server or deployment", "deployment",
         [...new Set(cells.map((c) => c.deployment))].sort(), state.deployments));
     if (focused) document.querySelector(`#filter-controls [name="${focused}"]`).focus();
