@@ -18,6 +18,7 @@ from bench.modes import MEASURING, db_delay
 from bench.plan import plan
 from bench.progress import Progress, say
 from bench.records import Results, to_json
+from bench.report import explorer
 from bench.report.markdown import markdown
 from bench.rotation import Context, Stage
 from bench.routes import ROUTES
@@ -169,12 +170,13 @@ def results(options, db, started, found):
 
 
 def save(saved, base):
-    """JSON, Markdown and the modes' charts beside each other; the Markdown
-    printed too."""
+    """JSON, Markdown, the explorer's page and the modes' charts beside each
+    other; the Markdown printed too."""
     paths = [base.with_suffix(".json"), base.with_suffix(".md")]
     paths[0].write_text(to_json(saved))
     text = markdown(saved)
     paths[1].write_text(text)
+    paths.append(explorer.write(saved, base.with_suffix(".html")))  # the run's results explorer
     try:
         extras.ensure(["matplotlib"], "the charts")
     except BenchmarkError as error:

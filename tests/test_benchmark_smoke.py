@@ -60,6 +60,7 @@ def test_benchmark_measures_every_route_and_loses_nothing(app, database_url, tmp
         assert {p["route"] for p in results["pgbench"]} == ROUTES
     assert path.with_suffix(".md").read_text().startswith("# Benchmark")
     assert path.with_suffix(".png").stat().st_size > 10_000
+    assert f'"command":{json.dumps(results["command"])}' in path.with_suffix(".html").read_text()
 
 
 def test_every_app_has_its_memory_at_rest_and_at_the_end_of_each_run(database_url, tmp_path):

@@ -1,0 +1,234 @@
+"""The explorer's view of one run: its JSON form (bench/records.py to_json)
+reduced to what the page shows, in plain values the page's script reads.
+
+A run is its facts (command, commit, machine), its configuration as read back
+from the running servers (the AppRuns), and its cells: one per figure measured,
+each located by its dimensions (DIMS: database delay, clients, offered rate)
+and carrying req/s with its interval, latency percentiles, memory, and the
+connections the app held.
+
+The page shows what a run carries and nothing it does not. The fields below
+are read when present and simply absent otherwise (the capacity issue's,
+ahead of its records):
+- on a closed-loop Peak or an open-loop Rate, `capacity_rps`: the most req/s
+  within a latency objective, a number or {"value", "ci95": [low, high],
+  "objective": {"percentile": 99, "ms": 100}}; and `cpu_us_per_request`:
+  {part: µs} (app, postgres, pgbouncer, nginx, delay_proxy, generator), each a
+  number or {"value", "ci95"};
+- on a Peak's summary, `requests_per_s_ci95`: [low, high] (else the interval is
+  the min-max of its runs, when it has several);
+- on the run, `ratios`: [{"app", "deployment", "baseline", "route",
+  "db_delay_ms", "connections", "metric", "value", "ci95"}], and
+  `noise_floor`: the A/A ratio, {"value", "ci95"}.
+"""
+
+import math
+import re
+
+from bench.routes import ROUTES
+
+# The dimensions a cell is located by: key -> (label, unit). A cell's value is
+# None where the dimension does not apply (a closed-loop peak has no offered
+# rate). Any other axis a run sweeps is one entry here and one in located().
+DIMS = {
+    "delay": ("database delay", "ms"),
+    "clients": ("clients", ""),  # wrk's connections, or the open-loop generator's
+    "rate": ("offered rate (open loop)", "req/s"),
+}
+APP_FIELDS = [  # what ran, as read back (bench/records.py AppRun), in the table's order
+    "app",
+    "deployment",
+    "db_delay_ms",
+    "status",
+    "reason",
+    "server",
+    "workers",
+    "threads",
+    "worker_class",
+    "in_flight",
+    "pool_size",
+    "db_connections",
+    "replicas",
+    "proxy",
+    "pgbouncer",
+    "os_threads",
+    "pss_rest_mib",
+    "differs",
+    "server_command",
+    "settings",
+    "versions",
+]
+
+
+def rounded(value, digits=4):
+    """value to `digits` significant digits (the page's data stays small);
+    lists and dicts of them alike; anything else as it is."""
+    if isinstance(value, float):
+        if not math.isfinite(value) or value == 0:
+            return value if math.isfinite(value) else None
+        return round(value, digits - 1 - math.floor(math.log10(abs(value))))
+    if isinstance(value, list | tuple):
+        return [rounded(item, digits) for item in value]
+    if isinstance(value, dict):
+        return {key: rounded(item, digits) for key, item in value.items()}
+    return value
+
+
+def estimate(value):
+    """A figure the results give as a number or as {"value", "ci95", ...}:
+    {"value", "ci95"} (ci95 None when not given); None when absent."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        found = value.get("value", value.get("rps"))
+        return None if found is None else {"value": found, "ci95": value.get("ci95")}
+    return {"value": value, "ci95": None}
+
+
+def capacity(record):
+    """The capacity fields of a Peak or Rate (see the module's docstring), or None."""
+    raw = record.get("capacity_rps")
+    found = estimate(raw)
+    if found and isinstance(raw, dict):
+        found["objective"] = raw.get("objective")
+    return found
+
+
+def cpu(record):
+    """{part: {"value", "ci95"}} µs per request, or None."""
+    parts = record.get("cpu_us_per_request")
+    return {part: estimate(value) for part, value in parts.items()} if parts else None
+
+
+def interval(summary):
+    """(kind, [low, high]) of a Peak's req/s: its 95% interval when the run
+    computed one, else the min-max of its runs when there were several."""
+    if summary.get("requests_per_s_ci95"):
+        return "ci95", summary["requests_per_s_ci95"]
+    if summary["runs"] > 1:
+        return f"min-max of {summary['runs']} runs", [
+            summary["requests_per_s_min"],
+            summary["requests_per_s_max"],
+        ]
+    return None, None
+
+
+def spectrum(points):
+    """[[nines, ms], ...] from [[percentile, ms], ...]: nines is -log10(1 - p/100)
+    (90 % is 1, 99.9 % is 3), the x of HdrHistogram's percentile plot, which
+    rounds without turning 99.9997 % into 100 %. 0 % and 100 % are left out."""
+    return [[-math.log10(1 - p / 100), ms] for p, ms in points if 0 < p < 100]
+
+
+def named(latency):
+    """The [percentile, ms] pairs of a latency summary's p50, p99.9, ... keys."""
+    return [[float(key[1:]), ms] for key, ms in latency.items() if re.fullmatch(r"p[\d.]+", key)]
+
+
+def started_as(record):
+    """The start of an app a record belongs to (bench/report/tables.py
+    started_as, on the JSON form)."""
+    deployment = record.get("configuration") or record["deployment"]
+    return record["app"], deployment, record.get("db_delay_ms") or 0.0
+
+
+def located(record, clients, rate=None):
+    """A cell's dimensions (DIMS)."""
+    return {"delay": record.get("db_delay_ms") or 0.0, "clients": clients, "rate": rate}
+
+
+def common(record, budgets):
+    """What closed- and open-loop cells share."""
+    return {
+        "app": record["app"],
+        "deployment": record["deployment"],
+        "configuration": record.get("configuration"),
+        "route": record["route"],
+        "pss_mib": record.get("pss_mib"),
+        "budget": budgets.get(started_as(record)),
+        "capacity": capacity(record),
+        "cpu_us": cpu(record),
+    }
+
+
+def closed_cell(peak, budgets):
+    """A wrk peak (bench/records.py Peak) as a cell."""
+    summary = peak["summary"]
+    kind, low_high = interval(summary)
+    held = [run["connections_held"] for run in peak["runs"] if run.get("connections_held")]
+    return {
+        **common(peak, budgets),
+        "at": located(peak, peak["connections"]),
+        "rps": summary["requests_per_s"],
+        "interval": low_high,
+        "interval_kind": kind,
+        "runs": summary["runs"],
+        "latency": summary["latency_ms"],
+        "spectrum": spectrum(named(summary["latency_ms"])),
+        "errors": summary["socket_errors"] + summary["non_2xx"],
+        "held": max(held, default=None),
+    }
+
+
+def open_cell(rate, budgets):
+    """An open-loop run (bench/records.py Rate) as a cell: latency from each
+    request's due time, and its HdrHistogram spectrum."""
+    report = rate["report"]
+    return {
+        **common(rate, budgets),
+        "at": located(rate, report.get("connections"), rate["rate"]),
+        "rps": report.get("achieved_rate"),
+        "interval": None,
+        "interval_kind": None,
+        "runs": 1,
+        "latency": report.get("latency_ms") or {},
+        "spectrum": spectrum(report.get("spectrum") or named(report.get("latency_ms") or {})),
+        "errors": (report.get("sent") or 0) - (report.get("ok") or 0),
+        "held": None,
+    }
+
+
+def facts(data):
+    """The run's command, commit and machine, and the settings it ran with."""
+    environment = data["environment"]
+    return {
+        "command": data["command"],
+        "date": environment.get("date"),
+        "commit": environment.get("git_commit"),
+        "dirty": environment.get("git_dirty"),
+        "machine": f"{environment.get('cpu_count')} x {environment.get('cpu_model')}",
+        "os": environment.get("os"),
+        "python": environment.get("python"),
+        "wrk": environment.get("wrk"),
+        "load": data.get("wrk"),
+        "database": data.get("database"),
+        "delay_proxy": data.get("delay_proxy"),
+        "pinning": data.get("pinning"),
+        "generator": data.get("generator"),
+    }
+
+
+def view(data, name, title=None, superseded=None):
+    """The page's view of a run from its JSON form (a dict): name is its file's
+    stem, title the heading that lists it (docs/results.md), superseded the
+    heading that marks it superseded, or None."""
+    apps = data["apps"]
+    budgets = {started_as(app): app.get("db_connections") for app in apps}
+    cells = [closed_cell(peak, budgets) for peak in data.get("measurements") or []]
+    cells += [open_cell(rate, budgets) for rate in data.get("openloop") or []]
+    routes = {cell["route"] for cell in cells}  # in ROUTES' order: a route not there, last
+    return rounded(
+        {
+            "id": name,
+            "title": title or name,
+            "superseded": superseded,
+            "facts": facts(data),
+            "apps": [{key: app.get(key) for key in APP_FIELDS} for app in apps],
+            "routes": sorted(
+                routes, key=lambda route: list(ROUTES).index(route) if route in ROUTES else 99
+            ),
+            "cells": cells,
+            "ratios": data.get("ratios") or [],
+            "noise_floor": estimate(data.get("noise_floor")),
+        }
+    )

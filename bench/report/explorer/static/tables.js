@@ -1,0 +1,108 @@
+/* The text beside every chart, and the run's other tables: the same figures
+   as the charts, for reading, copying and screen readers. */
+"use strict";
+
+const Tables = {
+  /** Every figure of the cells the sweep plots, memory and CPU beside req/s. */
+  sweep(cells, axis) {
+    const dim = Data.page.dims[axis];
+    const capacity = cells.some((cell) => cell.capacity);
+    const cpu = cells.some((cell) => cell.cpu_us);
+    const kinds = [...new Set(cells.map((cell) => cell.interval_kind).filter(Boolean))];
+    const header = ["option", dim.label + (dim.unit ? `, ${dim.unit}` : ""), "configuration",
+      "req/s" + (kinds.length ? ` (${kinds.join("; ")})` : ""),
+      ...(capacity ? ["capacity, req/s (95% interval)"] : []),
+      "p99 ms", "errors", "memory MiB", "connections held", ...(cpu ? ["CPU µs/request, by part"] : [])];
+    const rows = Data.series(cells).flatMap(([name, group]) => group
+      .sort((a, b) => a.at[axis] - b.at[axis])
+      .map((cell) => [
+        name, {text: Format.small(cell.at[axis]), number: true}, cell.configuration || Format.DASH,
+        {text: Format.withInterval(cell.rps, cell.interval, Format.count), number: true},
+        ...(capacity ? [{text: Tables.capacity(cell.capacity), number: true}] : []),
+        {text: Format.small(cell.latency.p99 ?? null), number: true},
+        {text: Format.count(cell.errors), number: true},
+        {text: Format.small(cell.pss_mib), number: true},
+        {text: cell.held == null ? Format.DASH : `${cell.held}${cell.budget ? ` of ${cell.budget}` : ""}`, number: true},
+        ...(cpu ? [Data.cpuParts(cell.cpu_us)] : []),
+      ]));
+    return table("The figures plotted, and what they cost", header, rows);
+  },
+
+  /** A capacity with its interval and the objective it was found at. */
+  capacity(found) {
+    if (!found) return Format.DASH;
+    const objective = found.objective;
+    return Format.withInterval(found.value, found.ci95, Format.count) +
+      (objective ? ` at p${objective.percentile} ≤ ${objective.ms} ms` : "");
+  },
+
+  /** The named percentiles of each option's cell: one column per option. */
+  spectrum(series) {
+    const order = ["p50", "p75", "p90", "p95", "p99", "p99.9", "max"];
+    const names = order.filter((name) => series.some(([, cells]) => cells[0].latency[name] != null));
+    const rows = names.map((name) => [name, ...series.map(([, cells]) =>
+      ({text: Format.small(cells[0].latency[name] ?? null), number: true}))]);
+    return table("Latency, ms, by percentile", ["percentile", ...series.map(([name]) => name)], rows);
+  },
+
+  /** The AppRuns: what each server ran, as read back from it. */
+  configuration(apps) {
+    const fields = [
+      ["app", "app"], ["deployment", "deployment"], ["db_delay_ms", "delay ms"], ["status", "status"],
+      ["server", "server"], ["workers", "workers"], ["threads", "threads"], ["worker_class", "worker class"],
+      ["in_flight", "in flight"], ["pool_size", "pool/process"], ["db_connections", "budget"],
+      ["replicas", "copies"], ["pss_rest_mib", "MiB at rest"], ["differs", "differs from asked"],
+      ["server_command", "server command"], ["settings", "settings"], ["versions", "versions"],
+    ].filter(([key]) => apps.some((app) => app[key] !== null && app[key] !== undefined && app[key] !== ""));
+    const text = (value) => {
+      if (value === null || value === undefined) return Format.DASH;
+      if (typeof value === "object") return Object.entries(value).map(([k, v]) => `${k}=${v}`).join(", ");
+      return typeof value === "number" ? Format.small(value) : String(value);
+    };
+    const cell = (app, key) => {
+      if (key === "server_command" && app[key]) return el("code", {}, app[key]);
+      return key === "status" && app.reason ? `${app.status}: ${app.reason}` : text(app[key]);
+    };
+    const rows = apps.map((app) => fields.map(([key]) => cell(app, key)));
+    return table("Each server as it ran", fields.map(([, label]) => label), rows);
+  },
+
+  /** The run's ratios with their intervals, read as the interval says. */
+  ratios(ratios) {
+    const rows = ratios.map((ratio) => [
+      `${ratio.app}${ratio.deployment ? ` (${ratio.deployment})` : ""} / ${ratio.baseline}`,
+      Data.routeLabel(ratio.route), {text: Format.small(ratio.db_delay_ms ?? null), number: true},
+      {text: Format.small(ratio.connections ?? null), number: true}, ratio.metric || "req/s",
+      {text: Format.withInterval(ratio.value, ratio.ci95, (v) => v.toFixed(2)), number: true},
+      Data.ratioWords(ratio),
+    ]);
+    return table("Ratios (95% intervals)", ["ratio", "route", "delay ms", "clients", "of", "value", "reading"], rows);
+  },
+
+  /** The run in a line: its command, commit, machine and date. */
+  summary(run) {
+    const facts = run.facts;
+    return [el("code", {class: "command"}, facts.command),
+      `at commit ${(facts.commit || "?").slice(0, 10)}${facts.dirty ? " (with uncommitted changes)" : ""} ` +
+      `on ${facts.machine}, ${(facts.date || "").slice(0, 16).replace("T", " ")}.`];
+  },
+
+  /** The run's facts as a definition list's items. */
+  facts(run) {
+    const facts = run.facts, load = facts.load || {};
+    const items = [
+      ["Command", el("code", {}, facts.command)],
+      ["Commit", (facts.commit || "?").slice(0, 10) + (facts.dirty ? " (with uncommitted changes)" : "")],
+      ["Date", facts.date], ["Machine", facts.machine], ["OS", facts.os], ["Python", facts.python],
+      ["Load generator", facts.wrk],
+      ["Load", `${load.duration_s}s per run after a ${load.warmup_s}s warm-up, ${load.repeat} run(s) per figure, ` +
+        `${load.threads} wrk threads, connections ${(load.connections || []).join(", ")}`],
+      ["Open loop", facts.generator && `${facts.generator.version}, rates ${facts.generator.rates}`],
+      ["Postgres", facts.database && Object.entries(facts.database).map(([k, v]) => `${k} = ${v}`).join(", ")],
+      ["Delay proxy", facts.delay_proxy],
+      ["CPU pinning", facts.pinning ? Object.entries(facts.pinning).map(([k, v]) => `${k} ${v}`).join(", ")
+        : "none: the apps, Postgres and the load generator share every core"],
+    ];
+    return items.filter(([, value]) => value).flatMap(([name, value]) => [el("dt", {}, name), el("dd", {}, value)]);
+  },
+};
