@@ -11,9 +11,10 @@ from bench.modes import tune
 from bench.options import FIELDS, grouped
 from bench.routes import ROUTES
 from bench.run import run
-from bench.stack import pgbouncer, targets
+from bench.stack import pgbouncer
 from bench.stack.budget import DEFAULT_CONNECTIONS
 from bench.stack.deployments import NoThreads
+from bench.stack.lineup import lineup
 from tools import proxy
 from tools.serve import APPS
 
@@ -114,21 +115,20 @@ def main(argv=None):
         sys.exit(problem)
     signal.signal(signal.SIGTERM, interrupt)
     options = options_of(args, apps, argv)
-    started = [] if args.target else targets.pairs(options.stack)
-    if not args.target and not started:
+    budget = options.stack.db_connections or DEFAULT_CONNECTIONS
+    try:  # what the run starts, resolved once: every app's shape checked
+        slots = [] if args.target else lineup(options.stack, budget)
+    except NoThreads as error:
+        sys.exit(f"--worker-threads: {error}")
+    if not args.target and not slots:
         sys.exit("none of these apps runs under the servers named (WSGI or ASGI: see --help)")
-    if args.port and len(started) > 1:
+    if args.port and len(slots) > 1:
         sys.exit(
-            f"--port gives one app its port, and this run starts {len(started)}: leave it out "
+            f"--port gives one app its port, and this run starts {len(slots)}: leave it out "
             "(each then listens on a free port)"
         )
     try:
-        if not args.target:  # every app's shape, checked
-            targets.connections_needed(options.stack, DEFAULT_CONNECTIONS)
-    except NoThreads as error:
-        sys.exit(f"--worker-threads: {error}")
-    try:
-        run(options)
+        run(options, slots)
     except BenchmarkError as error:
         sys.exit(f"benchmark failed: {error}")
     except KeyboardInterrupt:

@@ -6,12 +6,11 @@ open-loop runs) and what each is expected to take. Each mode counts its own
 
 from bench.modes import MEASURING
 from bench.progress import STARTUP_SECONDS
-from bench.stack import targets
 
 
-def plan(options):
-    """{kind: (number of steps, nominal seconds each)} of the whole run."""
-    apps = 1 if options.target else len(targets.pairs(options.stack))
+def plan(options, apps):
+    """{kind: (number of steps, nominal seconds each)} of the whole run of
+    `apps` targets per database delay (the lineup's slots, or 1: --target)."""
     phases = len(options.db_delays)
     planned = {"start": (0 if options.target else apps, STARTUP_SECONDS)}
     for mode in MEASURING:

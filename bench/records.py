@@ -118,10 +118,18 @@ class AppRun:
     db_delay_ms: float = 0.0
     pss_rest_mib: float | None = None  # its memory once started and verified, before any load
     replicas: int = 1  # copies of the server behind nginx (--replicas); workers are per copy
+    # Its deployment's configuration: article, tuned, a --tune candidate or a
+    # server's name; `deployment` adds the variant (+nginx, xN) for display.
+    configuration: str | None = None
 
     @property
     def label(self):
         return f"{self.app} ({self.deployment})"
+
+    @property
+    def nginx(self):
+        """Whether nginx stood in front of it."""
+        return self.proxy is not None
 
 
 @dataclass
@@ -174,7 +182,18 @@ def from_json(text):
     if "apps" not in data or "measurements" not in data:
         raise ValueError("not the results of a benchmark run")
     data = {key: value for key, value in data.items() if value is not None}
-    return record(Results, data)
+    results = record(Results, data)
+    for app in results.apps:
+        if app.configuration is None:  # written before apps stated it
+            app.configuration = configuration_of(app.deployment)
+    return results
+
+
+def configuration_of(label):
+    """The configuration in a deployment label of a file that predates
+    AppRun.configuration: "tuned x2" and "tuned+nginx" are "tuned". The one
+    place a label is read back, and only for such files."""
+    return label.rsplit(" x", 1)[0].removesuffix("+nginx")
 
 
 def load(path):

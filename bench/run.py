@@ -25,6 +25,7 @@ from bench.routes import ROUTES
 from bench.stack import database, environment, extras, memory, run_film, targets
 from bench.stack.budget import DEFAULT_CONNECTIONS, fitting
 from bench.stack.database import SPARE_CONNECTIONS
+from bench.stack.lineup import connections_needed, lineup, packages_needed
 from bench.stack.processes import pinned_database
 from tools import ROOT
 from tools.serve import database as sample_database
@@ -63,39 +64,41 @@ class Database:
             run_film.vacuum(self.connection)
 
 
-def connection_budget(stack, connection=None):
-    """(each app's budget, connections the run needs). Against a Postgres of
-    the user's (connection given), an unasked budget is lowered until every
-    app started at once fits in what it accepts beside its other clients."""
-    asked, apps = stack.db_connections, len(targets.pairs(stack))
-    budget = asked or DEFAULT_CONNECTIONS
-    if connection is not None:
-        free = database.free_connections(connection) - SPARE_CONNECTIONS
-        budget = fitting(free, apps, asked)
-        if budget is None:
-            raise BenchmarkError(
-                f"Postgres accepts {free + SPARE_CONNECTIONS} more connections (max_connections "
-                f"less its reserved and open ones); {apps} apps started at once with {asked} "
-                f"each, + {SPARE_CONNECTIONS} spare, do not fit. Lower --db-connections or run "
-                "fewer apps at once."
-            )
-    return budget, targets.connections_needed(stack, budget) + SPARE_CONNECTIONS
+def fitted(stack, slots, connection):
+    """The lineup under the budget a Postgres of the user's has room for: an
+    unasked budget is lowered until every app started at once fits in what it
+    accepts beside its other clients."""
+    asked = stack.db_connections
+    free = database.free_connections(connection) - SPARE_CONNECTIONS
+    budget = fitting(free, len(slots), asked)
+    if budget is None:
+        raise BenchmarkError(
+            f"Postgres accepts {free + SPARE_CONNECTIONS} more connections (max_connections "
+            f"less its reserved and open ones); {len(slots)} apps started at once with {asked} "
+            f"each, + {SPARE_CONNECTIONS} spare, do not fit. Lower --db-connections or run "
+            "fewer apps at once."
+        )
+    if budget == (asked or DEFAULT_CONNECTIONS):
+        return slots
+    say(f"each app gets {budget} database connections: all Postgres has room for")
+    return lineup(stack, budget)
 
 
 @contextlib.contextmanager
-def opened_database(options, stamp):
-    """Yield the Database: --database-url / DATABASE_URL, else the embedded
-    Postgres (started with room for every pool, and stopped, here), with the
-    run's film in it (removed, with its reviews, here)."""
+def opened_database(options, stamp, slots):
+    """Yield the Database and the lineup: --database-url / DATABASE_URL, else
+    the embedded Postgres (started with room for every slot's pools, and
+    stopped, here), with the run's film in it (removed, with its reviews,
+    here); the lineup fitted to a Postgres of the user's."""
     if options.target and not options.database_url:
         say("no --database-url with --target: the reads only, and no pgbench ceiling")
-        yield Database()
+        yield Database(), slots
         return
     with contextlib.ExitStack() as stack:
         try:
             url = options.database_url
             if not options.target:  # the target's database is its own: not loaded here
-                needed = connection_budget(options.stack)[1]
+                needed = connections_needed(slots) + SPARE_CONNECTIONS
                 url = stack.enter_context(
                     sample_database(EMBEDDED_DATABASE, url, max_connections=max(needed, 100))
                 )
@@ -108,29 +111,27 @@ def opened_database(options, stamp):
             raise BenchmarkError(f"database unusable: {str(error).strip()}") from None
         stack.callback(connection.close)
         settings = database.server_settings(connection)
-        budget = None
-        if not options.target:  # the embedded server was started with room for all
-            budget = connection_budget(options.stack, options.database_url and connection)[0]
-            if options.stack.db_connections is None and budget < DEFAULT_CONNECTIONS:
-                say(f"each app gets {budget} database connections: all Postgres has room for")
+        if options.database_url and not options.target:  # the embedded one has room for all
+            slots = fitted(options.stack, slots, connection)
+        budget = slots[0].connections if slots else None
         film = None
         if any(ROUTES[key].writes for key in options.routes):  # reads need no film
             film = stack.enter_context(run_film.held(connection, f"benchmark run {stamp}", say))
         owned = not options.database_url
-        yield Database(url, connection, settings, budget, film, owned)
+        yield Database(url, connection, settings, budget, film, owned), slots
 
 
-def start_targets(stage, db, log_dir, stamp):
-    """Every app of the run, started at once (an idle app costs memory, not CPU),
-    each through a delay proxy of its own when the stage's delay is not 0."""
+def start_targets(stage, slots, db, log_dir, stamp):
+    """Every slot of the lineup, started at once (an idle app costs memory, not
+    CPU), each through a delay proxy of its own when the stage's delay is not 0."""
     stack = stage.options.stack
     if stack.target:
         return [targets.external(stack)]
     started = []
-    for app, deployment in targets.pairs(stack):
-        target = targets.new_target(app, deployment, stage.delay)
+    for slot in slots:
+        target = targets.new_target(slot, stage.delay)
         stage.progress.step("start", f"start {target.label}")
-        targets.start(stage.exits, stack, target, db.url, log_dir, stamp, db.budget)
+        targets.start(stage.exits, stack, target, db.url, log_dir, stamp)
         started.append(target)
     return started
 
@@ -190,7 +191,7 @@ def save(saved, base):
         say(f"saved {os.path.relpath(path)}")
 
 
-def measure_at(stage, found, results_dir, stamp):
+def measure_at(stage, slots, found, results_dir, stamp):
     """Every mode's steps with Postgres stage.delay seconds away (0: direct),
     their records added to found; returns the targets started. The apps and
     proxies started here are stopped before the next delay's start."""
@@ -200,7 +201,7 @@ def measure_at(stage, found, results_dir, stamp):
         say(f"database {stage.delay * 1000:g} ms away{where}")
     for mode in MEASURING:
         add(found, mode.before_start(stage) if hasattr(mode, "before_start") else {})
-    started = start_targets(stage, db, results_dir, stamp)
+    started = start_targets(stage, slots, db, results_dir, stamp)
     stage.measured = targets.verified(started, stage.routes, db)
     for target in stage.measured:  # at rest: every app started, verified, not yet loaded
         target.record.pss_rest_mib = memory.pss_mib(*target.pids)
@@ -216,21 +217,22 @@ def add(found, records):
         found.setdefault(name, []).extend(more)
 
 
-def run(options):
-    """Run the whole benchmark; returns the results as saved. Raises
-    BenchmarkError when it cannot go on, or when an app was not measured."""
+def run(options, slots):
+    """Run the whole benchmark on the lineup `slots` (bench/stack/lineup.py;
+    [] with --target); returns the results as saved. Raises BenchmarkError
+    when it cannot go on, or when an app was not measured."""
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     results_dir = ROOT / options.results_dir  # an absolute results_dir stays itself
     results_dir.mkdir(parents=True, exist_ok=True)
-    if not options.target:
-        extras.ensure(targets.packages_needed(options.stack), "the servers of this run")
+    if slots:
+        extras.ensure(packages_needed(slots), "the servers of this run")
     if options.rates:
         extras.ensure(["hdrhistogram"], "the open-loop generator")
-    progress = Progress(plan(options))
+    progress = Progress(plan(options, len(slots) or 1))
     started, found = [], {}
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(open(results_dir / f"{stamp}.log", "w"))
-        db = stack.enter_context(opened_database(options, stamp))
+        db, slots = stack.enter_context(opened_database(options, stamp, slots))
         if options.stack.db_cpus and not options.target:
             stack.enter_context(pinned_database(options.stack.db_cpus))
         context = Context(db, options.runs, log)
@@ -238,7 +240,7 @@ def run(options):
         for delay in options.db_delays:
             with contextlib.ExitStack() as phase:
                 stage = Stage(options, routes, context, progress, delay, phase)
-                started += measure_at(stage, found, results_dir, stamp)
+                started += measure_at(stage, slots, found, results_dir, stamp)
         saved = results(options, db, started, found)
     save(saved, results_dir / f"{stamp}-{'-'.join(options.stack.apps)}")
     failed = [target.record for target in started if target.record.status != "measured"]

@@ -11,10 +11,12 @@ import psycopg2
 import pytest
 
 from bench import cli
-from bench.run import connection_budget
+from bench.run import fitted
 from bench.stack import budget, deployments, readback, targets
-from bench.stack.budget import Shape, shaped
-from bench.stack.servers import SERVERS
+from bench.stack.budget import DEFAULT_CONNECTIONS, Shape, shaped
+from bench.stack.database import SPARE_CONNECTIONS
+from bench.stack.lineup import Deployment, Slot, connections_needed, lineup
+from bench.stack.servers import PRODUCTION, SERVERS
 from db import embedded
 from db.load import load
 from tests.helpers import bench_options
@@ -108,11 +110,13 @@ def test_every_server_of_every_app_fits_a_stock_postgres(stock_postgres):
         free = connection.cursor()
         free.execute("SELECT current_setting('max_connections')::int")
         assert free.fetchone()[0] == 100
-        every = options(deployments=[*SERVERS, "serve.sh"])
-        each, needed = connection_budget(every.stack, connection)
-        assert each >= 1 and needed <= 100 - 3  # the superusers' reserve
+        every = options(deployments=[*SERVERS, "serve.sh"]).stack
+        slots = fitted(every, lineup(every, DEFAULT_CONNECTIONS), connection)
+        needed = connections_needed(slots) + SPARE_CONNECTIONS
+        assert slots[0].connections >= 1 and needed <= 100 - 3  # the superusers' reserve
+        asked = options(db_connections=60).stack
         with pytest.raises(Exception, match="do not fit"):
-            connection_budget(options(db_connections=60).stack, connection)
+            fitted(asked, lineup(asked, 60), connection)
     finally:
         connection.close()
 
@@ -164,8 +168,9 @@ def test_a_configuration_that_is_not_the_one_asked_is_caught(database_url, tmp_p
     shape = deployments.shape("tuned", "flask", 2, 4, workers_override=2)
     settings = {**deployments.settings("tuned", "flask", shape), "GUNICORN_CMD_ARGS": "--threads 3"}
     with running("flask", port, database_url, tmp_path / "log", 30, **settings) as server:
-        target = targets.new_target("flask", "tuned")
-        target.pids, target.shape, target.log_path = [server.process.pid], shape, server.log_path
+        asked = Slot("flask", Deployment("tuned"), PRODUCTION, shape, settings, 4)
+        target = targets.new_target(asked)
+        target.pids, target.log_path = [server.process.pid], server.log_path
         targets.read_back(target)
     assert target.record.workers == 2 and target.record.worker_class == "gthread"
     assert "gthread where 1 thread was asked" in target.record.differs

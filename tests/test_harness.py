@@ -17,6 +17,7 @@ from bench.report import tables
 from bench.routes import ROUTES
 from bench.stack import targets
 from bench.stack.budget import Shape
+from bench.stack.lineup import Deployment, connections_needed, lineup, slot
 from tests.helpers import bench_options
 from tools import ROOT
 from tools.serve import APPS
@@ -91,26 +92,25 @@ def stack(**changes):
 
 
 def test_the_plan_counts_every_run_start_and_ceiling():
-    assert plan.plan(options()) == {
+    assert plan.plan(options(), 4) == {
         "primer": (1, 4 * 3 * 2),  # every app on every route, a warm-up's length, once
         "ceiling": (3, 2),  # bench/modes/ceiling.SECONDS
         "start": (4, progress.STARTUP_SECONDS),
         "run": (2 * 2 * 3 * 5, 8 + 2 + progress.RUN_OVERHEAD_SECONDS),  # apps x deployments x ...
         "rate": (0, 8 + 2 + progress.RUN_OVERHEAD_SECONDS),
     }
-    with_rates = plan.plan(options(rates=[100, 200]))
+    with_rates = plan.plan(options(rates=[100, 200]), 4)
     assert with_rates["run"][0] == with_rates["primer"][0] == 0
     assert with_rates["rate"][0] == 2 * 2 * 3 * 2
-    assert plan.plan(options(rates="auto"))["rate"][0] == 2 * 2 * 3 * 4
-    assert plan.plan(options(target="http://127.0.0.1:8000"))["start"][0] == 0
+    assert plan.plan(options(rates="auto"), 4)["rate"][0] == 2 * 2 * 3 * 4
+    assert plan.plan(options(target="http://127.0.0.1:8000"), 1)["start"][0] == 0
     # --tune: Flask's 4 configurations and Quart's 3, each once per route;
     # then one of each app measured as usual.
-    tuned = plan.plan(
-        options(
-            tune=True,
-            deployments=["sync", "threads4", "threads16", "gevent", "loop1", "loop2", "loop4"],
-        )
+    tuned = options(
+        tune=True,
+        deployments=["sync", "threads4", "threads16", "gevent", "loop1", "loop2", "loop4"],
     )
+    tuned = plan.plan(tuned, len(lineup(tuned.stack, 20)))
     assert tuned["search"][0] == (4 + 3) * 3 and tuned["run"][0] == 2 * 3 * 5
 
 
@@ -134,21 +134,20 @@ def test_every_pool_of_every_app_started_at_once_fits():
     # 2 cores pinned, a budget of 20 each: article Flask, 1 gevent worker whose
     # psycopg2 blocks it (1 connection), Quart 1 event loop (20); tuned Flask
     # 5 sync workers (1 each), Quart 2 event loops (10 each).
-    assert targets.connections_needed(stack(), 20) == 1 + 20 + 5 + 20
+    assert connections_needed(lineup(stack(), 20)) == 1 + 20 + 5 + 20
 
 
 def test_behind_pgbouncer_postgres_needs_each_apps_pgbouncer_pool_not_its_pools():
     bounced = options(pgbouncer=True)
-    assert targets.connections_needed(bounced.stack, 8) == 4 * 8
+    assert connections_needed(lineup(bounced.stack, 8)) == 4 * 8
     # Flask's 5 sync workers share a budget of 2 through PgBouncer; without it
     # only 2 of them would run.
-    assert targets.app_shape(bounced.stack, "flask", "tuned", 2).processes == 5
-    assert targets.app_shape(stack(), "flask", "tuned", 2).processes == 2
+    tuned = Deployment("tuned")
+    assert slot(bounced.stack, "flask", tuned, 2).shape.processes == 5
+    assert slot(stack(), "flask", tuned, 2).shape.processes == 2
 
     def settings(options, app):
-        return targets.app_settings(
-            options.stack, app, "tuned", targets.app_shape(options.stack, app, "tuned", 8)
-        )
+        return slot(options.stack, app, tuned, 8).settings
 
     assert settings(bounced, "quart")["TRANSACTION_POOLING"] == "1"
     # asyncpg's statement cache must go behind it: not undone by --env.
@@ -188,11 +187,14 @@ def test_the_article_deployment_names_its_servers_from_the_table():
     assert deployments.workers("uvicorn", "sanic", cores=2, override=3) == 3
 
 
+def pairs(stack):
+    """(app, deployment label) of every slot of stack's lineup."""
+    return [(slot.app, slot.deployment.label) for slot in lineup(stack, 20)]
+
+
 def test_a_server_run_pairs_each_app_with_the_servers_of_its_interface():
-    pairs = targets.pairs(
-        stack(apps=["flask", "quart"], deployments=["serve.sh", "waitress", "uvicorn"])
-    )
-    assert pairs == [
+    found = pairs(stack(apps=["flask", "quart"], deployments=["serve.sh", "waitress", "uvicorn"]))
+    assert found == [
         ("flask", "serve.sh"),
         ("quart", "serve.sh"),
         ("flask", "waitress"),
@@ -203,10 +205,12 @@ def test_a_server_run_pairs_each_app_with_the_servers_of_its_interface():
 def test_proxy_both_measures_each_deployment_direct_and_behind_nginx():
     from bench.stack import deployments
 
-    pairs = targets.pairs(stack(apps=["flask"], deployments=["tuned"], proxy="both"))
-    assert pairs == [("flask", "tuned"), ("flask", "tuned+nginx")]
-    assert deployments.server_for("article+nginx", "flask") == "gunicorn-gevent"
-    assert deployments.workers("tuned+nginx", "flask", cores=2) == 5
+    slots = lineup(stack(apps=["flask"], deployments=["tuned"], proxy="both"), 20)
+    assert [s.deployment for s in slots] == [Deployment("tuned"), Deployment("tuned", True)]
+    assert [s.deployment.label for s in slots] == ["tuned", "tuned+nginx"]
+    assert slots[0].shape == slots[1].shape and slots[1].server == deployments.server_for(
+        "tuned", "flask"
+    )
 
 
 def test_a_target_started_elsewhere_is_measured_as_it_is():
@@ -240,7 +244,9 @@ def test_rate_auto_in_a_server_matrix_offers_every_pair_one_rate_from_the_slowes
     assert server_matrix.is_matrix(matrix.stack)
     for server in matrix.stack.deployments:  # one rate for every pair: 75% of waitress's peak
         assert open_loop.rates_for(matrix, peaks, server, ROUTES["film"]) == [900]
-    assert plan.plan(matrix)["rate"][0] == 4 * 3  # flask (quart is ASGI) x servers x routes
+    slots = lineup(matrix.stack, 20)
+    # flask (quart is ASGI) x servers x routes:
+    assert plan.plan(matrix, len(slots))["rate"][0] == 4 * 3
     assert not server_matrix.is_matrix(stack(deployments=["waitress"], rates="auto"))
 
 
@@ -353,17 +359,21 @@ def test_replicas_make_each_count_a_target_behind_nginx():
     from bench.stack import deployments
 
     run = options(apps=["flask"], deployments=["tuned"], proxy="both", replicas=(1, 2, 4))
-    assert targets.pairs(run.stack) == [
+    assert pairs(run.stack) == [
         ("flask", "tuned"),
         ("flask", "tuned x2"),
         ("flask", "tuned x4"),
         ("flask", "tuned+nginx"),
     ]
-    assert [deployments.replicas(d) for _, d in targets.pairs(run.stack)] == [1, 2, 4, 1]
-    assert deployments.behind_nginx("tuned x2") and not deployments.behind_nginx("tuned")
-    assert deployments.base("article x4") == "article"
-    assert deployments.server_for("article x2", "quart") == "hypercorn-uvloop"
-    assert deployments.workers("tuned x2", "flask", cores=2) == 5  # the app's, before the split
+    slots = lineup(run.stack, 20)
+    assert [(s.deployment.copies, s.deployment.nginx) for s in slots] == [
+        (1, False),
+        (2, True),
+        (4, True),
+        (1, True),
+    ]
+    assert deployments.workers("tuned", "flask", cores=2) == 5  # the app's, before the split
+    assert [s.shape.processes for s in slots] == [5, 2, 1, 5]
 
 
 @pytest.mark.parametrize(
@@ -377,17 +387,18 @@ def test_replicas_make_each_count_a_target_behind_nginx():
     ],
 )
 def test_copies_share_the_apps_workers_and_its_connection_budget(whole, copies, each):
-    from bench.stack import replicas
+    from bench.stack import budget
 
-    assert replicas.copy_shape(whole, copies, 20) == each
+    shaped = budget.shaped(whole.processes, whole.threads, whole.holds_thread, 20, copies=copies)
+    assert shaped == each
     assert copies * each.connections <= 20 + copies  # no more than the budget, up to rounding
-    assert replicas.share(3, 4) == 1 and replicas.share(7, 2) == 4
+    assert budget.share(3, 4) == 1 and budget.share(7, 2) == 4
 
 
 def test_the_connections_needed_count_every_copy():
     run = options(apps=["quart"], deployments=["tuned"], pin=None, replicas=(1, 2, 4))
-    one = targets.connections_needed(stack(apps=["quart"], deployments=["tuned"], pin=None), 20)
-    assert targets.connections_needed(run.stack, 20) == 3 * one
+    one = connections_needed(lineup(stack(apps=["quart"], deployments=["tuned"], pin=None), 20))
+    assert connections_needed(lineup(run.stack, 20)) == 3 * one
 
 
 def test_nginx_balances_over_every_port_it_is_given():
@@ -413,11 +424,16 @@ def test_the_report_sets_req_s_and_p99_against_replicas():
         for app in ("flask", "quart")
         for d, rate in (("tuned", 1000), ("tuned x2", 900))
     ]
-    results = Results("./benchmark.sh flask quart --replicas 1,2", {}, {}, [], peaks)
+    apps = [
+        AppRun(app, label, "measured", configuration="tuned", replicas=copies)
+        for app in ("flask", "quart")
+        for label, copies in (("tuned", 1), ("tuned x2", 2))
+    ]
+    results = Results("./benchmark.sh flask quart --replicas 1,2", {}, {}, apps, peaks)
     lines = replica_sweep.section(results)
     assert "| app | route | connections | x1: req/s / p99 ms | x2: req/s / p99 ms |" in lines[4]
     assert "| flask (tuned) | GET /films/995/ | 20 | 1,000 / 1.0 | 900 / 1.0 |" in lines[4]
-    assert replica_sweep.section(Results("", {}, {}, [], peaks[:1])) == []
+    assert replica_sweep.section(Results("", {}, {}, apps[:1], peaks[:1])) == []
     app = AppRun(
         "flask",
         "tuned x2",

@@ -9,6 +9,7 @@ import urllib.request
 import pytest
 
 from bench.stack import targets
+from bench.stack.lineup import Deployment, slot
 from tests.helpers import bench_options
 from tests.test_benchmark_smoke import benchmark
 from tools import proxy
@@ -31,13 +32,18 @@ def options(app):
     )
 
 
+def slot_of(app, copies):
+    """app's Slot in `copies` copies of the tuned deployment, under BUDGET."""
+    return slot(options(app).stack, app, Deployment("tuned", copies > 1, copies), BUDGET)
+
+
 @pytest.mark.parametrize("app", APPS)
 def test_every_copy_answers_through_nginx(app, database_url, tmp_path):
     run = options(app)
-    [(_, deployment)] = targets.pairs(run.stack)
-    target = targets.new_target(app, deployment)
+    slot = slot_of(app, 2)
+    target = targets.new_target(slot)
     with contextlib.ExitStack() as stack:
-        targets.start(stack, run.stack, target, database_url, tmp_path, "t", BUDGET)
+        targets.start(stack, run.stack, target, database_url, tmp_path, "t")
         assert target.measurable, target.record.reason
         answered = []
         for _ in range(20):
@@ -51,7 +57,7 @@ def test_every_copy_answers_through_nginx(app, database_url, tmp_path):
     record = target.record
     assert (record.replicas, record.proxy) == (2, proxy.version())
     # 2 copies share the app's processes and its connection budget.
-    whole = targets.app_shape(run.stack, app, "tuned", BUDGET)
+    whole = slot_of(app, 1).shape
     assert record.workers == max(1, round(whole.processes / 2))
     assert 2 * record.workers * record.pool_size <= BUDGET
     assert record.db_connections == BUDGET

@@ -7,7 +7,8 @@ from bench.modes import tune
 from bench.records import Trial
 from bench.routes import ROUTES
 from bench.stack import deployments
-from bench.stack.targets import Target, fits
+from bench.stack.lineup import fits
+from bench.stack.targets import Target
 from tests.test_benchmark_smoke import benchmark
 
 

@@ -1,10 +1,10 @@
 """The proxy comparison (--proxy both): each app measured direct and behind
 nginx (proxy/api.inc), side by side in the same rotation; the deployments
-gain a "+nginx" twin (bench/stack/targets.py). Its section: what nginx costs."""
+gain a twin with nginx in front (bench/stack/lineup.py). Its section: what
+nginx costs."""
 
 from bench.report.tables import delay_words, number, requests_cell, table
 from bench.routes import ROUTES
-from bench.stack.deployments import BEHIND_NGINX
 
 CHARTS = []
 
@@ -21,14 +21,17 @@ HEADER = [
 
 def section(results):
     """Each app direct and behind nginx, side by side; [] without such pairs."""
-    by_key = {
-        (p.app, p.deployment, p.route, p.connections, p.db_delay_ms): p
-        for p in results.measurements
-    }
+    ran = {(a.app, a.deployment, a.db_delay_ms): a for a in results.apps}
+    by_key = {}
+    for p in results.measurements:
+        app = ran.get((p.app, p.deployment, p.db_delay_ms))
+        if app and app.replicas == 1:
+            key = (p.app, app.configuration, p.route, p.connections, p.db_delay_ms, app.nginx)
+            by_key[key] = p
     rows = []
-    for (app, deployment, route, connections, delay), direct in by_key.items():
-        proxied = by_key.get((app, deployment + BEHIND_NGINX, route, connections, delay))
-        if proxied:
+    for (app, deployment, route, connections, delay, nginx), direct in by_key.items():
+        proxied = by_key.get((app, deployment, route, connections, delay, True))
+        if not nginx and proxied:
             a, b = direct.summary, proxied.summary
             rows.append(
                 [

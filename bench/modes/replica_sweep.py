@@ -1,18 +1,17 @@
 """The replica comparison (--replicas 1,2,4): each app measured as one server
 and as N copies behind nginx sharing its budgets (bench/stack/replicas.py),
-side by side in the same rotation; the deployments gain " xN" twins
-(bench/stack/targets.py). Its section: req/s and p99 against the copies."""
+side by side in the same rotation; the deployments gain twins in N copies
+(bench/stack/lineup.py). Its section: req/s and p99 against the copies."""
 
 from bench.report.tables import delay_words, requests_cell, table
 from bench.routes import ROUTES
-from bench.stack.deployments import base, replicas
 
 CHARTS = []
 
 
 def counts(results):
     """The replica counts the run measured, ascending."""
-    return sorted({replicas(p.deployment) for p in results.measurements})
+    return sorted({app.replicas for app in results.apps})
 
 
 def section(results):
@@ -21,10 +20,12 @@ def section(results):
     found = counts(results)
     if len(found) < 2:
         return []
+    ran = {(a.app, a.deployment, a.db_delay_ms): a for a in results.apps}
     by_key = {}
     for p in results.measurements:
-        key = (p.app, base(p.deployment), p.route, p.connections, p.db_delay_ms)
-        by_key.setdefault(key, {})[replicas(p.deployment)] = p.summary
+        app = ran[(p.app, p.deployment, p.db_delay_ms)]
+        key = (p.app, app.configuration, p.route, p.connections, p.db_delay_ms)
+        by_key.setdefault(key, {})[app.replicas] = p.summary
     rows = []
     for (app, deployment, route, connections, delay), summaries in by_key.items():
         cells = [

@@ -45,17 +45,41 @@ class Shape:
         return min(limits)
 
 
-def shaped(processes, threads, holds_thread, budget, bounced=False):
-    """The Shape of processes x threads under a budget of connections (see
-    the module's docstring); bounced: the budget is PgBouncer's, not theirs."""
+def shaped(processes, threads, holds_thread, budget, bounced=False, copies=1):
+    """The Shape of each of `copies` copies of an app of processes x threads
+    under a budget of connections (see the module's docstring); bounced: the
+    budget is PgBouncer's, not theirs. Copies (--replicas) share the app's
+    processes and connections: each runs its share of both, so that N copies
+    run on the cores and hold the connections one would."""
     if budget < 1:
         raise ValueError("a connection budget is at least 1")
+    whole = split(processes, threads, holds_thread, budget, bounced)
+    if copies == 1:
+        return whole
+    return split(
+        share(whole.processes, copies), threads, holds_thread, share(budget, copies), bounced
+    )
+
+
+def split(processes, threads, holds_thread, budget, bounced):
+    """One server's Shape: the budget split over its processes."""
     if bounced:
         pool = threads if holds_thread else max(1, budget // processes)
         return Shape(processes, threads, pool, holds_thread)
     processes = min(processes, budget)
-    share = budget // processes
-    return Shape(processes, threads, min(threads, share) if holds_thread else share, holds_thread)
+    each = budget // processes
+    return Shape(processes, threads, min(threads, each) if holds_thread else each, holds_thread)
+
+
+def share(total, copies):
+    """One copy's share of an app-wide budget: round(total / copies), at least
+    1. The copies run on the cores one copy would have had, so they split its
+    processes (5 sync workers, gunicorn's 2 x cores + 1 on 2 cores: 2 per copy
+    for 2 copies, 1 for 4) rather than each taking them all; the same for
+    connections, so that Postgres sees no more than with one copy. At least 1:
+    a copy needs a process, so 4 copies of Quart's 2 workers run 4 (the report
+    states what ran)."""
+    return max(1, round(total / copies))
 
 
 def fitting(available, targets, asked=None):

@@ -5,7 +5,8 @@ it may use), and how many threads each: the same budget for every app.
 the configurations --tune searches (bench/modes/tune.py).
 """
 
-from bench.stack import budget, production
+from bench.stack import production
+from bench.stack.budget import shaped
 from bench.stack.servers import PRODUCTION, SERVERS, is_server, one, per_core
 from tools.serve import APPS
 
@@ -57,44 +58,15 @@ DEPLOYMENTS = {
     **TUNING,
 }
 
-BEHIND_NGINX = "+nginx"  # a deployment's variant with nginx in front (--proxy)
-REPLICAS = " x"  # its variant with N copies of each app behind nginx (--replicas)
-
-
-def replicated(deployment, copies):
-    """The deployment with `copies` copies of each app behind one nginx,
-    "tuned x2"; one copy: the deployment itself. Copies are always behind
-    nginx (it balances over them), so "tuned+nginx" gives "tuned x2" too."""
-    return f"{base(deployment)}{REPLICAS}{copies}" if copies > 1 else deployment
-
-
-def replicas(deployment):
-    """How many copies of each app the deployment runs: 2 for "tuned x2"."""
-    _, marker, count = deployment.rpartition(REPLICAS)
-    return int(count) if marker and count.isdigit() else 1
-
-
-def behind_nginx(deployment):
-    return deployment.endswith(BEHIND_NGINX) or replicas(deployment) > 1
-
-
-def base(deployment):
-    """The deployment without its proxy or replicas variant."""
-    if replicas(deployment) > 1:
-        deployment = deployment.rpartition(REPLICAS)[0]
-    return deployment.removesuffix(BEHIND_NGINX)
-
 
 def serves(deployment, app):
     """Whether deployment has a configuration for app."""
-    deployment = base(deployment)
     return deployment not in DEPLOYMENTS or app in DEPLOYMENTS[deployment]
 
 
 def server_for(deployment, app):
     """The server app runs under in deployment: a bench/stack/servers.py name, or
     PRODUCTION. A deployment that is a server's name runs every app under it."""
-    deployment = base(deployment)
     if is_server(deployment):
         return deployment
     return DEPLOYMENTS[deployment][app][0]
@@ -104,7 +76,6 @@ def workers(deployment, app, cores, override=None):
     """Worker processes for app in deployment on this many cores."""
     if override:
         return override
-    deployment = base(deployment)
     server = server_for(deployment, app)
     rule = DEPLOYMENTS[deployment][app][1] if deployment in DEPLOYMENTS else None
     if rule:
@@ -118,15 +89,16 @@ class NoThreads(ValueError):
     """--worker-threads for a server that runs no threads."""
 
 
-def shape(deployment, app, cores, connections, workers_override=None, threads=None, bounced=False):
-    """The Shape (bench/stack/budget.py) app runs in, in deployment, on this
-    many cores under a budget of `connections`; threads: --worker-threads,
-    which a server named with --server refuses when it has no threads (an
-    app's own serve.sh on an event loop runs as it is: one thread)."""
+def shape(deployment, app, cores, connections, workers_override=None, threads=None, **split):
+    """The Shape (bench/stack/budget.py) of app in deployment, on this many
+    cores under a budget of `connections` (split: bounced, copies, as
+    budget.shaped takes them); threads: --worker-threads, which a server named
+    with --server refuses when it has no threads (an app's own serve.sh on an
+    event loop runs as it is: one thread)."""
     server = server_for(deployment, app)
     processes = workers(deployment, app, cores, workers_override)
-    if threads is None and base(deployment) in DEPLOYMENTS:
-        threads = DEPLOYMENTS[base(deployment)][app][2]
+    if threads is None and deployment in DEPLOYMENTS:
+        threads = DEPLOYMENTS[deployment][app][2]
     if server == PRODUCTION:
         served = production.read(app)
         holds, default = served.holds_thread, 1
@@ -137,7 +109,7 @@ def shape(deployment, app, cores, connections, workers_override=None, threads=No
         default = spec.threads(cores) if threaded else 1
         if threads and not threaded:
             raise NoThreads(f"{server} runs no threads: --worker-threads does not apply to it")
-    return budget.shaped(processes, threads or default, holds, connections, bounced)
+    return shaped(processes, threads or default, holds, connections, **split)
 
 
 def settings(deployment, app, shape):

@@ -1,42 +1,14 @@
 """N copies of one app's server behind one nginx (./benchmark.sh --replicas N,
-deployments named "tuned x2"): each copy's share of the app's budgets, and
-the copies started.
+deployments labelled "tuned x2"): the copies started, and what ran.
 
 The budgets are the app's, whatever the number of copies: its worker
 processes for its CPU budget (bench/stack/deployments.py) and its database
-connections. So 1, 2 and 4 copies run on the same cores against the same
-connections, and what the comparison measures is only how the app is cut.
+connections, each copy running its share (bench/stack/budget.py). So 1, 2 and
+4 copies run on the same cores against the same connections, and what the
+comparison measures is only how the app is cut.
 """
 
-from bench.stack import budget
 from bench.stack.processes import free_port, server_command
-
-
-def share(total, replicas):
-    """One copy's share of an app-wide budget: round(total / replicas), at
-    least 1. The copies run on the same cores one copy would have had, so they
-    split its processes (5 sync workers, gunicorn's 2 x cores + 1 on 2 cores:
-    2 per copy for 2 copies, 1 for 4) rather than each taking them all; the
-    same for connections, so that Postgres sees no more than with one copy.
-    At least 1: a copy needs a process, so 4 copies of Quart's 2 workers run
-    4 (the report states what ran)."""
-    return max(1, round(total / replicas))
-
-
-def copy_shape(whole, replicas, connections, bounced=False):
-    """The Shape (bench/stack/budget.py) of one copy, from the app's whole
-    Shape under a budget of connections: its share of the worker processes
-    and of the connections, split again over its processes. The app's total
-    stays what one copy would have held, up to rounding."""
-    if replicas == 1:
-        return whole
-    return budget.shaped(
-        share(whole.processes, replicas),
-        whole.threads,
-        whole.holds_thread,
-        share(connections, replicas),
-        bounced,
-    )
 
 
 def start(stack, replicas, port, log_path, launch):

@@ -1,6 +1,7 @@
-"""What a run measures: each app in each deployment, started under its
-production server (or a server already running, with --target), verified
-before it is measured, and described for the results."""
+"""What a run measures: each Slot of the lineup (bench/stack/lineup.py) at
+each database delay, started under its server (or a server already running,
+with --target), verified before it is measured, and described for the
+results."""
 
 import os
 from dataclasses import dataclass, field
@@ -17,8 +18,9 @@ from bench.stack import (
     verify,
 )
 from bench.stack.delay_proxy import Launched
-from bench.stack.processes import cpu_set, free_port, pinned
-from bench.stack.servers import ENTRY, PRODUCTION, SERVERS
+from bench.stack.lineup import Slot
+from bench.stack.processes import free_port, pinned
+from bench.stack.servers import PRODUCTION, SERVERS
 from tools import ROOT, proxy
 from tools.serve import AppNotStarted, running
 
@@ -27,24 +29,28 @@ EXTERNAL = "external"  # the deployment of a server started elsewhere (--target)
 
 @dataclass
 class Target:
-    """One app in one deployment: where it answers, and its results record
-    (status "measured", or "failed" with the reason)."""
+    """One Slot of the lineup (bench/stack/lineup.py) at one database delay,
+    as it runs: where it answers, and its results record (status
+    "measured", or "failed" with the reason)."""
 
     app: str
-    deployment: str  # article, tuned, or a server's name (--server)
+    deployment: str  # the Slot's deployment's label: a name in reports, never parsed
     db_delay: float = 0.0  # seconds added to each round trip to Postgres (--db-delay)
     url: str | None = None
     record: AppRun | None = None
     proxy: object = None  # the delay proxy in front of its database (a Launched)
     pids: list = field(default_factory=list)  # each copy's server's main process
+    slot: Slot | None = None  # None: a server already running (--target)
+    log_path: object = None  # its server's log
 
     @property
     def pid(self):
         """The first copy's server's main process (read back; memory reads them all)."""
         return self.pids[0] if self.pids else None
 
-    shape: object = None  # the Shape it runs in (bench/stack/budget.py)
-    log_path: object = None  # its server's log
+    @property
+    def shape(self):
+        return self.slot.shape
 
     @property
     def label(self):
@@ -63,115 +69,42 @@ class Target:
         self.record.status, self.record.reason = "failed", reason
 
 
-def app_cores(stack):
-    """The app's CPU budget: the cores --pin gives it, else all."""
-    return len(cpu_set(stack.cpus)) if stack.cpus else os.cpu_count()
-
-
-def app_shape(stack, app, deployment, connections):
-    """The Shape each copy of app runs in, in deployment, under a budget of
-    connections for the app (all its copies: bench/stack/replicas.py)."""
-    whole = deployments.shape(
-        deployment,
-        app,
-        app_cores(stack),
-        connections,
-        stack.workers,
-        stack.worker_threads,
-        bounced=stack.pgbouncer,
-    )
-    return replicas.copy_shape(
-        whole, deployments.replicas(deployment), connections, stack.pgbouncer
-    )
-
-
-def app_settings(stack, app, deployment, shape):
-    """The environment app's serve.sh gets in this deployment: --env's over
-    the deployment's, GUNICORN_CMD_ARGS joined to the threads it may carry."""
-    settings = deployments.settings(deployment, app, shape)
-    for name, value in stack.env.items():
-        joined = name == "GUNICORN_CMD_ARGS" and name in settings
-        settings[name] = f"{settings[name]} {value}" if joined else value
-    if stack.pgbouncer:  # no session state may outlive a transaction: not --env's to undo
-        settings["TRANSACTION_POOLING"] = "1"
-    return settings
-
-
-def fits(app, deployment):
-    """Whether app can run in deployment (a server serves one interface)."""
-    if not deployments.serves(deployment, app):
-        return False
-    server = deployments.server_for(deployment, app)
-    return server == PRODUCTION or SERVERS[server].interface == ENTRY[app][0]
-
-
-def variants(stack):
-    """The deployments of the run, with nginx in front too or instead (--proxy),
-    each at every replica count (--replicas; copies are behind nginx anyway,
-    so "tuned" and "tuned+nginx" at 2 copies are one "tuned x2")."""
-    suffixes = {"off": [""], "on": [deployments.BEHIND_NGINX]}
-    suffixes["both"] = suffixes["off"] + suffixes["on"]
-    named = [d + suffix for d in stack.deployments for suffix in suffixes[stack.proxy]]
-    return list(dict.fromkeys(deployments.replicated(d, n) for d in named for n in stack.replicas))
-
-
-def pairs(stack):
-    """(app, deployment) of every target the run starts, deployment-major."""
-    return [
-        (app, deployment)
-        for deployment in variants(stack)
-        for app in stack.apps
-        if fits(app, deployment)
-    ]
-
-
-def packages_needed(stack):
-    """The distributions of every server the run starts other than serve.sh."""
-    names = {deployments.server_for(d, app) for app, d in pairs(stack)} - {PRODUCTION}
-    return sorted({package for name in names for package in SERVERS[name].packages})
-
-
-def connections_needed(stack, connections):
-    """Every pool of every app started at once, full, under a budget of
-    connections per app; behind PgBouncer, what each app's PgBouncer holds
-    (the apps' pools are its clients, not Postgres')."""
-    if stack.pgbouncer:
-        return connections * len(pairs(stack))
-    return sum(
-        deployments.replicas(deployment)
-        * app_shape(stack, app, deployment, connections).connections
-        for app, deployment in pairs(stack)
-    )
-
-
-def new_target(app, deployment, db_delay=0.0):
-    server = None if deployment == EXTERNAL else deployments.server_for(deployment, app)
+def new_target(slot, db_delay=0.0):
+    """The Target of slot at db_delay, its record stating what is asked."""
+    deployment = slot.deployment
     record = AppRun(
-        app,
-        deployment,
+        slot.app,
+        deployment.label,
         "measured",
-        versions=environment.stack_versions(app, server),
-        server=server,
+        versions=environment.stack_versions(slot.app, slot.server),
+        server=slot.server,
         db_delay_ms=db_delay * 1000,
+        configuration=deployment.configuration,
+        replicas=deployment.copies,
     )
-    if deployments.base(deployment) in deployments.NOTES:
-        record.note = deployments.NOTES[deployments.base(deployment)]
-    elif server in SERVERS:
-        record.note = f"{server}: {SERVERS[server].note}."
-    if deployments.behind_nginx(deployment):
+    if deployment.configuration in deployments.NOTES:
+        record.note = deployments.NOTES[deployment.configuration]
+    elif slot.server in SERVERS:
+        record.note = f"{slot.server}: {SERVERS[slot.server].note}."
+    if deployment.nginx:
         record.proxy = proxy.version()
-    return Target(app, deployment, db_delay, record=record)
+    return Target(slot.app, deployment.label, db_delay, record=record, slot=slot)
 
 
 def external(stack):
     """The server --target names, already running: nothing to start."""
-    target = new_target(stack.apps[0], EXTERNAL)
-    target.url = stack.target
-    target.record.server_command = f"already running at {stack.target}"
-    return target
+    record = AppRun(
+        stack.apps[0],
+        EXTERNAL,
+        "measured",
+        versions=environment.stack_versions(stack.apps[0], None),
+        configuration=EXTERNAL,
+        server_command=f"already running at {stack.target}",
+    )
+    return Target(stack.apps[0], EXTERNAL, url=stack.target, record=record)
 
 
-def app_database(exits, stack, target, database_url, log_path, connections):
+def app_database(exits, stack, target, database_url, log_path):
     """The URL target's app connects to, its connections named after it: through
     a delay proxy of its own (--db-delay) and a PgBouncer of its own
     (--pgbouncer, its pool at Postgres the app's budget of connections), both
@@ -184,37 +117,36 @@ def app_database(exits, stack, target, database_url, log_path, connections):
         launched = Launched(database_url, target.db_delay, proxy_log, stack.db_cpus)
         target.proxy = exits.enter_context(launched)
         database_url = target.proxy.url
-    if stack.pgbouncer:
+    slot = target.slot
+    if slot.pgbouncer:
         bouncer_log = exits.enter_context(open(log_path.with_suffix(".pgbouncer.log"), "w"))
-        bouncer = pgbouncer.Bouncer(database_url, bouncer_log, connections)
+        bouncer = pgbouncer.Bouncer(database_url, bouncer_log, slot.connections)
         database_url = exits.enter_context(bouncer).url
-        target.record.pgbouncer = f"{pgbouncer.version()}, a transaction pool of {connections}"
+        target.record.pgbouncer = f"{pgbouncer.version()}, a transaction pool of {slot.connections}"
     return database_url
 
 
-def start(exits, stack, target, database_url, log_dir, stamp, connections):
-    """Start target's app (stack: bench/options.py Stack), stopped when exits close, under a
-    budget of connections, in as many copies as its deployment names
-    (bench/stack/replicas.py); on failure the target is marked failed and the
-    run goes on."""
-    shape = app_shape(stack, target.app, target.deployment, connections)
-    settings = app_settings(stack, target.app, target.deployment, shape)
-    copies = deployments.replicas(target.deployment)
+def start(exits, stack, target, database_url, log_dir, stamp):
+    """Start target's Slot (stack: bench/options.py Stack, for its port, CPUs
+    and the proxies' CPUs), stopped when exits close, in as many copies as its
+    deployment names (bench/stack/replicas.py); on failure the target is
+    marked failed and the run goes on."""
+    slot = target.slot
+    copies = slot.deployment.copies
     delay = f"-db{target.db_delay * 1000:g}ms" if target.db_delay else ""
     shown_name = target.deployment.replace(" ", "-")
     log_path = log_dir / f"{stamp}-{target.app}-{shown_name}{delay}.log"
-    name = target.record.server
 
     def launch(port, path):
         command = (
             None
-            if name == PRODUCTION
-            else SERVERS[name].command(target.app, "127.0.0.1", port, shape)
+            if slot.server == PRODUCTION
+            else SERVERS[slot.server].command(target.app, "127.0.0.1", port, slot.shape)
         )
-        return running(target.app, port, database_url, path, 60, command, **settings)
+        return running(target.app, port, database_url, path, 60, command, **slot.settings)
 
     try:
-        database_url = app_database(exits, stack, target, database_url, log_path, connections)
+        database_url = app_database(exits, stack, target, database_url, log_path)
         with pinned(stack.cpus):
             servers = replicas.start(exits, copies, free_port(stack.port), log_path, launch)
     except (AppNotStarted, pgbouncer.BouncerNotStarted) as error:
@@ -222,19 +154,20 @@ def start(exits, stack, target, database_url, log_dir, stamp, connections):
         shown = os.path.relpath(log_path)
         target.fail(f"did not start: {str(error).splitlines()[0]} (its log: {shown})")
         return
-    target.url, target.shape = servers[0].url, shape
+    target.url = servers[0].url
     target.pids = [server.process.pid for server in servers]
-    if deployments.behind_nginx(target.deployment):
+    if slot.deployment.nginx:
         nginx_port = free_port()
         with open(log_path.with_suffix(".nginx.log"), "w") as log:
             exits.enter_context(proxy.proxied(replicas.ports(servers), nginx_port, log))
         target.url = f"http://127.0.0.1:{nginx_port}"
-    record = target.record
-    record.server_command, record.replicas = replicas.command_line(servers), copies
+    record, shape = target.record, slot.shape
+    record.server_command = replicas.command_line(servers)
     record.workers, record.threads = shape.processes, shape.threads  # until read back
-    record.db_connections, record.pool_size, record.settings = connections, shape.pool, settings
+    record.db_connections, record.pool_size = slot.connections, shape.pool
+    record.settings = slot.settings
     # All copies; behind PgBouncer, its pool bounds them.
-    record.in_flight = min(shape.in_flight() * copies, connections)
+    record.in_flight = min(shape.in_flight() * copies, slot.connections)
     record.log = str(log_path.relative_to(ROOT)) if log_path.is_relative_to(ROOT) else None
     target.log_path = log_path
 
