@@ -19,7 +19,8 @@ from bench.values import (
     rate_list,
     seconds,
 )
-from tools.serve import APPS, port_number
+from infra.apps import names
+from tools.serve import port_number
 
 EPILOG = """\
 examples:
@@ -53,7 +54,7 @@ def parser():
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "apps", nargs="+", metavar="APP", help=f"one or more of: {', '.join(APPS)}; or all"
+        "apps", nargs="+", metavar="APP", help=f"one or more of: {', '.join(names())}; or all"
     )
     # 5s and 1s: a first ./benchmark.sh APP within a minute, installs included
     # (the figures of one run are noisy anyway: --repeat, --duration 5m for more).

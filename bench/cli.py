@@ -15,8 +15,8 @@ from bench.stack import pgbouncer
 from bench.stack.budget import DEFAULT_CONNECTIONS
 from bench.stack.deployments import NoThreads
 from bench.stack.lineup import lineup
+from infra.apps import names
 from tools import proxy
-from tools.serve import APPS
 
 
 def interrupt(signum, frame):
@@ -72,9 +72,9 @@ def refusal(args, apps):
             "--pgbouncer goes between the apps it starts and Postgres": args.pgbouncer,
         }
         return next((f"{what}: not with --target" for what, on in started.items() if on), None)
-    unknown = [app for app in apps if app not in APPS]
+    unknown = [app for app in apps if app not in names()]
     if unknown:
-        return f"unknown app {', '.join(unknown)}; choose from {', '.join(APPS)} or all"
+        return f"unknown app {', '.join(unknown)}; choose from {', '.join(names())} or all"
     return None
 
 
@@ -109,7 +109,7 @@ def options_of(args, apps, argv):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parser().parse_args(argv)
-    apps = list(APPS) if args.apps == ["all"] else args.apps  # all: Flask first
+    apps = list(names()) if args.apps == ["all"] else args.apps  # all: Flask first
     problem = refusal(args, apps) or missing_tool(args)
     if problem:
         sys.exit(problem)

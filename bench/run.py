@@ -13,13 +13,12 @@ from dataclasses import dataclass
 import psycopg2
 
 from bench.errors import BenchmarkError
-from bench.load import openloop
-from bench.modes import MEASURING, db_delay
+from bench.load import openloop, wrk
+from bench.modes import MEASURING, charts, db_delay, report
 from bench.plan import plan
 from bench.progress import Progress, say
 from bench.records import Results, to_json
 from bench.report import explorer
-from bench.report.markdown import markdown
 from bench.rotation import Context, Stage
 from bench.routes import ROUTES
 from bench.stack import database, environment, extras, memory, run_film, targets
@@ -27,7 +26,7 @@ from bench.stack.budget import DEFAULT_CONNECTIONS, fitting
 from bench.stack.database import SPARE_CONNECTIONS
 from bench.stack.lineup import connections_needed, lineup, packages_needed
 from bench.stack.processes import pinned_database
-from tools import ROOT
+from infra import ROOT
 from tools.serve import database as sample_database
 
 EMBEDDED_DATABASE = "benchmark"  # the throwaway server's database for the benchmark
@@ -142,7 +141,7 @@ def results(options, db, started, found):
     return Results(
         db_delays_ms=[delay * 1000 for delay in options.db_delays],
         command=options.command,
-        environment=environment.capture(),
+        environment=environment.capture(wrk.version()),
         database=db.settings,
         wrk={
             "threads": runs.threads,
@@ -175,7 +174,7 @@ def save(saved, base):
     other; the Markdown printed too."""
     paths = [base.with_suffix(".json"), base.with_suffix(".md")]
     paths[0].write_text(to_json(saved))
-    text = markdown(saved)
+    text = report(saved)
     paths[1].write_text(text)
     paths.append(explorer.write(saved, base.with_suffix(".html")))  # the run's results explorer
     try:
@@ -185,7 +184,7 @@ def save(saved, base):
     else:
         from bench.report.charts import drawn  # matplotlib: installed just now if missing
 
-        paths += drawn(saved, base)
+        paths += drawn(saved, base, charts())
     say("\n" + text)
     for path in paths:
         say(f"saved {os.path.relpath(path)}")

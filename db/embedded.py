@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools import ROOT
+from infra import ROOT
 
 # Found without importing the package, whose import has side effects (lock files).
 POSTGRES_BIN_PATH = (

@@ -25,7 +25,7 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 
 from bench import records
-from bench.report.markdown import markdown as rendered
+from bench.modes import report as rendered
 
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 LINK = re.compile(r"\[([^\]]*)\]\(([^)\s#]*)(#[^)\s]*)?\)")

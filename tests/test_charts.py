@@ -8,10 +8,10 @@ import struct
 
 import pytest
 
-from bench.modes import db_delay
+from bench.modes import charts, db_delay
 from bench.records import AppRun, Peak, Results, Summary, load
+from bench.redraw import main
 from bench.report.charts import drawn
-from bench.report.charts.__main__ import main
 from bench.report.charts.decision import draw_decision
 from tools import ROOT
 
@@ -51,7 +51,7 @@ def published_runs():
 def test_a_published_run_redraws_its_charts_at_the_readme_width(json_path, tmp_path):
     committed = {png.name for png in RESULTS.glob(json_path.stem + "*.png")}
     suffixes = {name.removeprefix(json_path.stem) for name in committed}
-    paths = drawn(load(json_path), tmp_path / json_path.stem, suffixes)
+    paths = drawn(load(json_path), tmp_path / json_path.stem, charts(), suffixes)
     assert {path.name for path in paths} == committed
     for path in paths:
         width, height = size(path)

@@ -325,7 +325,7 @@ def test_what_a_run_may_install_is_pinned_once_beside_requirements_txt():
 def test_each_apps_production_server_is_read_from_its_serve_sh():
     """bench/stack/production.py restates nothing: the workers are serve.sh's
     own default with nproc answering the budget, the rest its exec line."""
-    from bench.stack import production
+    from infra import production
 
     flask, quart, sanic = (production.read(app) for app in ("flask", "quart", "sanic"))
     assert (flask.program, flask.workers(2), flask.workers(1), flask.holds_thread) == (
@@ -343,8 +343,8 @@ def test_each_apps_production_server_is_read_from_its_serve_sh():
 def test_the_matrix_runs_quart_under_uvicorn_as_its_serve_sh_does():
     """SERVERS["uvicorn"] is Quart's serve.sh line (it once dropped --lifespan
     on, the flag the guide says matters); only the values differ."""
-    from bench.stack import production
     from bench.stack.servers import SERVERS
+    from infra import production
 
     serve_sh = production.read("quart").argv
     matrix = SERVERS["uvicorn"].line.split()

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from bench import records
-from bench.report.markdown import markdown
+from bench.modes import report
 from tools import ROOT
 
 SAVED = sorted(
@@ -33,7 +33,7 @@ def test_a_committed_result_loads_round_trips_and_renders(path):
     again = records.from_json(records.to_json(results))
     assert again.schema == records.SCHEMA
     assert dataclasses.replace(again, schema=results.schema) == results
-    assert markdown(results).startswith("# Benchmark")
+    assert report(results).startswith("# Benchmark")
 
 
 def test_a_schema_1_file_keeps_its_fields_in_schema_2():

@@ -8,7 +8,7 @@ from bench.routes import ROUTES
 from bench.stack import servers, verify
 from bench.stack.budget import Shape
 from db import embedded
-from tools.serve import AppNotStarted, running
+from tools.serve import APPS, AppNotStarted, running
 
 pytestmark = pytest.mark.slow  # starts a server per pair
 
@@ -16,7 +16,7 @@ ONE_WORKER = Shape(processes=1, threads=2, pool=2, holds_thread=True)
 
 PAIRS = [
     (app, name)
-    for app in servers.ENTRY
+    for app in APPS
     for name in servers.names_for(app)
     if name != servers.PRODUCTION  # serve.sh: the conformance suite's own
 ]

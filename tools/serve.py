@@ -24,12 +24,10 @@ from pathlib import Path
 
 from db import embedded
 from db.load import load
-from tools import ROOT, children, proxy
+from infra import ROOT, apps, production
+from tools import children, proxy
 
-# Flask first: the app the article migrates from, and every comparison's baseline.
-APPS = ("flask", "quart", "sanic", "falcon")
-# Served by gunicorn's sync workers (their serve.sh): one connection each.
-SYNC_APPS = ("flask", "falcon")
+APPS = apps.names()  # Flask first: every comparison's baseline (infra/apps.py)
 
 
 class AppNotStarted(RuntimeError):
@@ -56,18 +54,18 @@ def database(name=embedded.DATABASE, url=None, **settings):
 def start_app(app, port, database_url, log=None, command=None, **settings):
     """Popen of the app's serve.sh (or of command, another server's argv, run
     from the project folder); settings become environment variables."""
-    if app not in APPS:
-        raise ValueError(f"unknown app {app!r}; choose from {', '.join(APPS)}")
+    declared = apps.get(app)  # KeyError names the apps there are
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": declared.pythonpath,
         "DATABASE_URL": database_url,
         "HOST": "127.0.0.1",
         "PORT": str(port),
         **{key.upper(): str(value) for key, value in settings.items()},
     }
     return subprocess.Popen(
-        command or ["sh", f"{app}_app/serve.sh"],
+        command or declared.serve_command,
         cwd=ROOT,
         env=env,
         stdout=log,
@@ -142,7 +140,7 @@ def running(app, port, database_url, log_path, timeout=30.0, command=None, healt
 
 def direct_warning(app, proxied):
     """What to tell whoever serves a sync app without the proxy, or None."""
-    if app in SYNC_APPS and not proxied:
+    if production.read(app).holds_thread and not proxied:
         return (
             f"warning: {app} runs on gunicorn's sync workers, one connection each: a few "
             "idle or slow clients, or clients that never read an answer, stop it answering "

@@ -28,6 +28,7 @@ from bench.modes import (
     server_matrix,
     tune,
 )
+from bench.report.markdown import markdown
 
 # In the report's order: what a run compared first, then the per-section tables.
 MODES = [ceiling, tune, proxy_cost, replica_sweep, db_delay, server_matrix, open_loop, peak]
@@ -35,3 +36,13 @@ MODES = [ceiling, tune, proxy_cost, replica_sweep, db_delay, server_matrix, open
 # start, the closed loop (or --tune's) before the open loop, whose auto rates
 # are fractions of its peaks.
 MEASURING = [ceiling, peak, tune, open_loop]
+
+
+def report(results):
+    """The run's Markdown report: every mode's section, in MODES' order."""
+    return markdown(results, [mode.section for mode in MODES])
+
+
+def charts():
+    """[(chart function, file suffix)] of every mode, in MODES' order."""
+    return [chart for mode in MODES for chart in mode.CHARTS]

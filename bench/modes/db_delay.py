@@ -7,6 +7,7 @@ bound Little's law sets, after the decision table (each app at its best per
 delay and connection count); its charts, the decision (bench/report/charts/
 decision.py) and req/s and p99 against the swept axis."""
 
+from bench.report.select import best
 from bench.report.tables import delays, memory_cell, number, requests_cell, table
 from bench.routes import ROUTES
 
@@ -89,22 +90,6 @@ def proxy_cpu(peaks):
         "CPU the app and Postgres did not have.",
         "",
     ]
-
-
-def best(results, route):
-    """{(app, delay ms, connections): its Peak with the most req/s on route,
-    over every deployment (configuration) the run measured for the app}:
-    the decision compares each app at its best, with that same run's p99."""
-    winners = {}
-    for peak in results.measurements:
-        if peak.route != route:
-            continue
-        key = (peak.app, peak.db_delay_ms, peak.connections)
-        if key not in winners or (
-            peak.summary.requests_per_s > winners[key].summary.requests_per_s
-        ):
-            winners[key] = peak
-    return winners
 
 
 def decision(results):

@@ -6,7 +6,8 @@ floor (wsgiref), so that the rate is one every real server should keep. Its
 section: server x app tables of the peaks, of that rate and of memory; its
 chart, one group of bars per server."""
 
-from bench.report.tables import delays, memory_cell, number, requests_cell, table
+from bench.report.select import layout
+from bench.report.tables import memory_cell, number, requests_cell, table
 from bench.routes import ROUTES
 from bench.stack.servers import SERVERS, is_server
 
@@ -24,16 +25,6 @@ def sane(peak):
     server = SERVERS.get(peak.deployment)
     errors = peak.summary.socket_errors or peak.summary.non_2xx
     return not errors and not (server and server.floor)
-
-
-def layout(results):
-    """(servers, apps, failed pairs) of a server-matrix run, else None."""
-    servers = list(dict.fromkeys(peak.deployment for peak in results.measurements))
-    if len(servers) < 2 or not all(map(is_server, servers)) or len(delays(results)) > 1:
-        return None
-    apps = list(dict.fromkeys(app.app for app in results.apps))
-    failed = {(a.app, a.deployment) for a in results.apps if a.reason}
-    return servers, apps, failed
 
 
 def matrix_rows(servers, apps, failed, cell):

@@ -1,8 +1,8 @@
 """The whole report as Markdown (which reads in a terminal too): the run's
-header, each mode's section in the order of bench/modes/MODES, and the
-Postgres settings."""
+header, the sections it is given (each mode's, in the order of
+bench/modes/MODES: bench/modes/__init__.py report()), and the Postgres
+settings."""
 
-from bench.modes import MODES
 from bench.routes import ROUTES
 
 
@@ -35,11 +35,11 @@ def header(results):
     return lines
 
 
-def markdown(results):
-    """The whole report."""
+def markdown(results, sections):
+    """The whole report: the header, then each of sections(results) -> lines."""
     lines = header(results)
-    for mode in MODES:
-        lines += mode.section(results)
+    for section in sections:
+        lines += section(results)
     if results.database:
         settings = ", ".join(f"{key} = {value}" for key, value in results.database.items())
         lines += [f"Postgres: {settings}", ""]

@@ -5,12 +5,14 @@ it may use), and how many threads each: the same budget for every app.
 the configurations --tune searches (bench/modes/tune.py).
 """
 
-from bench.stack import production
 from bench.stack.budget import shaped
 from bench.stack.servers import PRODUCTION, SERVERS, is_server, one, per_core
-from tools.serve import APPS
+from infra import apps, production
 
-SYNC_APPS, ASYNC_APPS = ("flask", "falcon"), ("quart", "sanic")
+# --tune's candidates follow the interface: a WSGI app's are threads and green
+# threads; an ASGI app's, event loops (infra/apps.py).
+SYNC_APPS = [app.name for app in apps.registry().values() if app.interface == "wsgi"]
+ASYNC_APPS = [app.name for app in apps.registry().values() if app.interface == "asgi"]
 
 
 def double(cores):
@@ -54,7 +56,7 @@ DEPLOYMENTS = {
         "falcon": (PRODUCTION, one, None),
     },
     # Each app's serve.sh with its own worker count (bench/stack/production.py).
-    "tuned": {app: (PRODUCTION, None, None) for app in APPS},
+    "tuned": {app: (PRODUCTION, None, None) for app in apps.names()},
     **TUNING,
 }
 

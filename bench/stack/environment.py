@@ -7,10 +7,8 @@ import platform
 import subprocess
 from pathlib import Path
 
-from bench.load import wrk
-from bench.stack import production
 from bench.stack.servers import SERVERS
-from tools import ROOT
+from infra import ROOT, production
 
 
 def package_version(name):
@@ -48,7 +46,8 @@ def git(*args):
     return completed.stdout.strip() if completed.returncode == 0 else None
 
 
-def capture():
+def capture(wrk_version):
+    """The machine, the commit and the date, and wrk's version as given."""
     return {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "git_commit": git("rev-parse", "HEAD"),
@@ -57,5 +56,5 @@ def capture():
         "os": platform.platform(),
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
-        "wrk": wrk.version(),
+        "wrk": wrk_version,
     }

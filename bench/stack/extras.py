@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 from bench.errors import BenchmarkError
-from tools import ROOT
+from infra import ROOT
 
 FILES = ("requirements-servers.txt", "requirements-charts.txt", "requirements-openloop.txt")
 

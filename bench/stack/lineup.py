@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from bench.stack import deployments
 from bench.stack.budget import Shape
 from bench.stack.processes import cpu_set
-from bench.stack.servers import ENTRY, PRODUCTION, SERVERS
+from bench.stack.servers import PRODUCTION, SERVERS
+from infra import apps
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def fits(app, configuration):
     if not deployments.serves(configuration, app):
         return False
     server = deployments.server_for(configuration, app)
-    return server == PRODUCTION or SERVERS[server].interface == ENTRY[app][0]
+    return server == PRODUCTION or SERVERS[server].interface == apps.get(app).interface
 
 
 def slot(stack, app, deployment, connections):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bench.errors import BenchmarkError
 from db import embedded
-from tools import ROOT
+from infra import ROOT
 
 
 class PortTaken(BenchmarkError):

@@ -15,14 +15,8 @@ CPU budget (its cores) by the same rules for every app, and stated in the report
 
 from dataclasses import dataclass
 
-# app -> (interface, "module:factory"): every server calls the factory once per
-# worker process (a pool is per process: asyncpg's belongs to one event loop).
-ENTRY = {
-    "flask": ("wsgi", "flask_app:create_app"),
-    "quart": ("asgi", "quart_app:create_app"),
-    "sanic": ("asgi", "sanic_app:create_app"),
-    "falcon": ("wsgi", "falcon_app:get_app"),
-}
+from infra import apps
+
 PRODUCTION = "serve.sh"  # the app's own serve.sh: its production server
 
 
@@ -59,7 +53,7 @@ class ServerSpec:
     def command(self, app, host, port, shape):
         """The argv that serves app in its Shape (bench/stack/budget.py)."""
         values = {
-            "target": ENTRY[app][1],
+            "target": apps.get(app).factory,  # called once per worker process
             "host": host,
             "port": port,
             "workers": shape.processes,
@@ -219,5 +213,5 @@ def is_server(deployment):
 
 def names_for(app):
     """The servers app can run under (its own serve.sh first)."""
-    interface = ENTRY[app][0]
+    interface = apps.get(app).interface
     return [PRODUCTION] + [s.name for s in SERVERS.values() if s.interface == interface]

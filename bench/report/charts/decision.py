@@ -6,8 +6,8 @@ configurations, the winning one is named on the req/s line where it changes.
 Drawn for the run's first route; the report's decision table has every
 route."""
 
-from bench.modes.db_delay import best
 from bench.report.charts.common import apps_of, color, figure, legend, log_axis, saved, styled
+from bench.report.select import best
 from bench.report.tables import delays
 from bench.routes import ROUTES
 

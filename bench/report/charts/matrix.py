@@ -3,8 +3,8 @@ plot, one row per server, one marker per app on it, so that fifteen servers
 by four apps stay readable: peak req/s per route (at the first connection
 count) and, with --rate, the p99 at the one rate every pair was offered."""
 
-from bench.modes.server_matrix import layout
 from bench.report.charts.common import color, figure, legend, log_axis, saved, styled
+from bench.report.select import layout
 from bench.routes import ROUTES
 
 MARKERS = {"flask": "o", "quart": "s", "sanic": "^", "falcon": "D"}

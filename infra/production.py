@@ -10,13 +10,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 
-from tools import ROOT
-
-# Sanic's server runs on uvloop and httptools (dependencies of sanic), which
-# its serve.sh need not name; gunicorn and uvicorn say theirs in their options.
-RUNS_ON = {"sanic": ("uvloop", "httptools")}
-# What each app's db.py imports to reach Postgres -> the distribution.
-DRIVERS = {"import asyncpg": "asyncpg", "common.pool_wrapper": "psycopg2-binary"}
+from infra import apps
 
 
 @dataclass(frozen=True)
@@ -55,11 +49,12 @@ class Production:
 
     @property
     def packages(self):
-        """The distributions it runs on: framework, server, loop and parser, driver."""
-        names = [self.app, self.program, self.option("--loop"), self.option("--http")]
-        names += RUNS_ON.get(self.program, ())
-        names.append(driver(self.app))
-        return list(dict.fromkeys(name for name in names if name))
+        """The distributions it runs on: framework, server, loop and parser,
+        what else its app.toml names, driver (infra/apps.py)."""
+        app = apps.get(self.app)
+        framework, *more = app.packages
+        names = [framework, self.program, self.option("--loop"), self.option("--http")]
+        return list(dict.fromkeys(name for name in [*names, *more, app.driver] if name))
 
 
 @functools.cache
@@ -70,14 +65,9 @@ def evaluated(expression, cores):
     return int(completed.stdout)
 
 
-def driver(app):
-    text = (ROOT / f"{app}_app" / "db.py").read_text()
-    return next(name for marker, name in DRIVERS.items() if marker in text)
-
-
 @functools.cache
 def read(app):
     """The Production of app's serve.sh: the words of its exec line."""
-    text = (ROOT / f"{app}_app" / "serve.sh").read_text().replace("\\\n", " ")
+    text = apps.get(app).serve.read_text().replace("\\\n", " ")
     [line] = [line for line in text.splitlines() if line.strip().startswith("exec ")]
     return Production(app, tuple(shlex.split(line)[1:]))

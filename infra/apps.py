@@ -1,0 +1,143 @@
+"""The app registry: every app, read from the app.toml in its own folder (as
+TechEmpower's toolset reads each framework's benchmark_config.json), so that
+adding an app, or a variant such as psycopg 3 Flask, is adding a folder.
+
+An app's folder is NAME_app/ beside this project's (flask_app/, ...), or in
+a folder that APPS_PATH names (os.pathsep-separated: an app kept elsewhere,
+served and measured as these are). It holds the app's package, its
+serve.sh (the one command that serves it in production) and app.toml:
+
+    name = "flask"                   # what ./benchmark.sh and the tests call it
+    order = 1                        # where it stands in every list
+    framework = "Flask 3"            # as the docs name it
+    packages = ["flask"]             # its framework's distributions, versioned in reports
+    interface = "wsgi"               # wsgi or asgi: the servers that can run it
+    factory = "flask_app:create_app" # what each worker process calls once
+    driver = "psycopg2-binary"       # the distribution that reaches Postgres
+
+    python -m infra.apps             # the table of the apps, as docs/architecture.md has it
+"""
+
+import functools
+import os
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from infra import ROOT
+
+INTERFACES = ("wsgi", "asgi")
+
+
+@dataclass(frozen=True)
+class App:
+    name: str
+    order: int
+    framework: str
+    packages: tuple
+    interface: str
+    factory: str
+    driver: str
+    folder: Path
+
+    @property
+    def serve(self):
+        """Its serve.sh: the one command that serves it in production."""
+        return self.folder / "serve.sh"
+
+    @property
+    def serve_command(self):
+        """How to run its serve.sh from the project's folder, as a person types it."""
+        path = self.serve.relative_to(ROOT) if self.serve.is_relative_to(ROOT) else self.serve
+        return ["sh", str(path)]
+
+    @property
+    def module(self):
+        return self.folder.name
+
+    @property
+    def pythonpath(self):
+        """Where its package is imported from, and the project's own packages."""
+        return os.pathsep.join(dict.fromkeys([str(ROOT), str(self.folder.parent)]))
+
+
+class BadApp(ValueError):
+    """An app.toml that does not declare an app."""
+
+
+def read(path):
+    """The App an app.toml declares; BadApp says what is wrong with it."""
+    try:
+        data = tomllib.loads(path.read_text())
+        app = App(
+            name=data["name"],
+            order=int(data["order"]),
+            framework=data["framework"],
+            packages=tuple(data["packages"]),
+            interface=data["interface"],
+            factory=data["factory"],
+            driver=data["driver"],
+            folder=path.parent,
+        )
+    except (KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as error:
+        raise BadApp(f"{path}: {error}") from None
+    if app.interface not in INTERFACES:
+        raise BadApp(f"{path}: interface must be one of {', '.join(INTERFACES)}")
+    if app.module != f"{app.name}_app" or not app.factory.startswith(f"{app.module}:"):
+        raise BadApp(f"{path}: the folder must be {app.name}_app, and the factory in it")
+    return app
+
+
+def folders(environ=os.environ):
+    """The folders apps are found in: the project's, then APPS_PATH's."""
+    extra = [Path(part) for part in environ.get("APPS_PATH", "").split(os.pathsep) if part]
+    return [ROOT, *extra]
+
+
+def scan(where):
+    """{name: App} of every app in the folders where, in their order."""
+    found = [read(path) for folder in where for path in folder.glob("*_app/app.toml")]
+    found.sort(key=lambda app: (app.order, app.name))
+    by_name = {}
+    for app in found:
+        if app.name in by_name:
+            other = by_name[app.name].folder
+            raise BadApp(f"two apps are called {app.name}: {app.folder}, {other}")
+        by_name[app.name] = app
+    return by_name
+
+
+@functools.cache
+def registry():
+    """{name: App} of every app this process can serve: scan(folders())."""
+    return scan(folders())
+
+
+def names():
+    """Every app's name, in order: Flask first."""
+    return tuple(registry())
+
+
+def get(name):
+    """The App called name; KeyError names the apps there are."""
+    try:
+        return registry()[name]
+    except KeyError:
+        raise KeyError(f"unknown app {name!r}; choose from {', '.join(names())}") from None
+
+
+def table():
+    """The apps as a Markdown table (docs/architecture.md holds it, checked)."""
+    lines = ["| app | folder | framework | interface | driver | factory |", "|---" * 6 + "|"]
+    for app in registry().values():
+        folder = app.folder.relative_to(ROOT) if app.folder.is_relative_to(ROOT) else app.folder
+        lines.append(
+            f"| {app.name} | `{folder}/` | {app.framework} | {app.interface.upper()} "
+            f"| {app.driver} | `{app.factory}()` |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(table())
