@@ -17,12 +17,12 @@ import fcntl
 import importlib.util
 import os
 import pwd
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 from infra import ROOT
+from infra.ports import free_port  # noqa: F401  (the tests' and tools' db.embedded.free_port)
 
 # Found without importing the package, whose import has side effects (lock files).
 POSTGRES_BIN_PATH = (
@@ -72,17 +72,6 @@ def prepare_root(data_dir=DATA_DIR):
         if not mode & 0o001:
             folder.chmod(mode | 0o001)  # traverse only
     os.chown(data_dir, entry.pw_uid, entry.pw_gid)
-
-
-def free_port(port=0):
-    """port if it is free on 127.0.0.1 (0: any free one); OSError if taken."""
-    with socket.socket() as probe:
-        if port:
-            # A server restarting on its port: its closed connections, still in
-            # TIME_WAIT, do not stop it (Postgres binds with SO_REUSEADDR).
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        probe.bind(("127.0.0.1", port))
-        return probe.getsockname()[1]
 
 
 def running_port(data_dir=DATA_DIR):

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from db import embedded
+from infra import procfs
 from tools import proxy
 
 REVIEW = json.dumps({"film_id": 995, "rating": 4}).encode()
@@ -72,15 +73,7 @@ class Postgres:
     def pids(self):
         """The postmaster and every process it started (backends, workers)."""
         postmaster = int((self.data_dir / "postmaster.pid").read_text().split()[0])
-        children = []
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue  # ended meanwhile
-            if int(fields[1]) == postmaster:
-                children.append(int(stat.parent.name))
-        return [postmaster, *children]
+        return procfs.tree(postmaster)
 
     def freeze(self):
         """SIGSTOP: the server accepts TCP connections (the kernel does) and

@@ -5,12 +5,12 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from bench.stack import memory
-from bench.stack.processes import process_tree
+from infra import procfs
+from infra.procfs import status_field
 
 CHILDREN = 3
 # A parent that writes 50 MB (every page resident), then forks children that
@@ -29,10 +29,7 @@ time.sleep(60)
 
 def rss_mib(pid):
     """The resident set of one process, shared pages counted in full."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError(f"no VmRSS for {pid}")
+    return status_field(pid, "VmRSS") / 1024
 
 
 @pytest.fixture
@@ -53,7 +50,7 @@ def forked():
 
 
 def test_the_pss_of_a_forked_tree_counts_shared_pages_once(forked):
-    tree = process_tree(forked)
+    tree = procfs.tree(forked)
     assert len(tree) == 1 + CHILDREN
     parent = rss_mib(forked)
     assert parent > 50

@@ -5,15 +5,13 @@ with the contract's 400 in bounded time and CPU, and the app keeps serving
 while they are in flight: /health answers. (A quadratic JSON depth scan once
 made one 64 KB body cost 20 s of CPU, in every app.)"""
 
-import contextlib
 import json
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
+from infra import procfs
 from tests.corpus import filled
 from tests.faults import behind_proxy, post, raw
 
@@ -37,28 +35,11 @@ def health(port):
     return raw(port, b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 
 
-def cpu_seconds(pid):
-    """utime + stime of pid and its descendants, from /proc."""
-    stats = {}  # pid: (parent pid, ticks used)
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            stats[int(stat.parent.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
-
-    def in_tree(process):
-        while process and process != pid:
-            process = stats.get(process, (0, 0))[0]
-        return process == pid
-
-    ticks = sum(used for process, (_, used) in stats.items() if in_tree(process))
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
 @pytest.mark.parametrize("unit", COSTLIEST)
 def test_costliest_bodies_are_refused_cheaply_while_the_app_serves(target, server, db, unit):
     port = int(target.url.rsplit(":", 1)[1])
     body = filled(unit)
-    used = cpu_seconds(server.process.pid) if server.process else None
+    used = procfs.cpu_seconds(server.process.pid) if server.process else None
     with ThreadPoolExecutor(AT_ONCE + 1) as pool:
         posts = [pool.submit(post, port, body, BOUND_SECONDS * 2) for _ in range(AT_ONCE)]
         time.sleep(0.05)
@@ -70,7 +51,7 @@ def test_costliest_bodies_are_refused_cheaply_while_the_app_serves(target, serve
         assert answer.seconds < BOUND_SECONDS
     assert probe.status == 200 and probe.seconds < BOUND_SECONDS
     if used is not None:
-        per_request = (cpu_seconds(server.process.pid) - used) / AT_ONCE
+        per_request = (procfs.cpu_seconds(server.process.pid) - used) / AT_ONCE
         via = "direct" if target.url == server.url else "proxy"
         print(f"{server.app} {via} {unit!r}: {per_request:.3f} s CPU per request")
         assert per_request < CPU_BOUND

@@ -33,16 +33,15 @@ import argparse
 import asyncio
 import collections
 import json
-import os
 import re
 import selectors
 import signal
 import subprocess
 import sys
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from bench.stack.processes import marked_json, taskset
+from infra import procfs
 from tools import ROOT, children
 
 MARKER = "DELAY_PROXY_JSON "  # the line printed on exit: its connection counts
@@ -263,11 +262,8 @@ class Launched:
 
     def cpu_seconds(self):
         """CPU time the proxy has used so far (Linux /proc), or None."""
-        try:
-            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return None
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+        found = procfs.stat(self.process.pid)
+        return found and found.cpu_seconds
 
     def __exit__(self, *exc):
         children.stop(self.process)

@@ -5,11 +5,10 @@ import json
 import os
 import shlex
 import subprocess
-from pathlib import Path
 
 from bench.errors import BenchmarkError
 from db import embedded
-from infra import ROOT
+from infra import ROOT, ports, procfs
 
 
 class PortTaken(BenchmarkError):
@@ -44,21 +43,6 @@ def pinned(cpus):
         os.sched_setaffinity(0, before)
 
 
-def process_tree(pid):
-    """pid and all its descendants, from /proc."""
-    children = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    tree, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        tree.append(current)
-        todo += children.get(current, [])
-    return tree
-
-
 @contextlib.contextmanager
 def pinned_database(cpus):
     """Pin the embedded Postgres (running and future backends) while inside;
@@ -77,7 +61,7 @@ def pinned_database(cpus):
 
 
 def set_affinity(postmaster, cpus):
-    for pid in process_tree(postmaster):
+    for pid in procfs.tree(postmaster):
         with contextlib.suppress(OSError):
             os.sched_setaffinity(pid, cpus)
 
@@ -85,18 +69,15 @@ def set_affinity(postmaster, cpus):
 def free_port(port=0):
     """port if it is free (0: any free one); PortTaken if it is not."""
     try:
-        return embedded.free_port(port)
+        return ports.free_port(port)
     except OSError:
         raise PortTaken(f"port {port} is taken: choose another with --port") from None
 
 
 def server_command(pid):
     """The server's command line as the kernel knows it."""
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return None
-    return shown([part.decode(errors="replace") for part in raw.split(b"\0") if part])
+    words = procfs.cmdline(pid)
+    return None if words is None else shown(words)
 
 
 def shown(args):

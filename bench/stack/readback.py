@@ -8,66 +8,33 @@ import contextlib
 import re
 from pathlib import Path
 
-from bench.stack.processes import process_tree
+from infra import procfs
 
 HELPERS = ("resource_tracker", "semaphore_tracker", "forkserver")  # not workers
 WORKER_CLASS = re.compile(r"Using worker: (\S+)")
 
 
-def parent(pid):
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    return None
-
-
 def helper(pid):
-    with contextlib.suppress(OSError):
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        return any(name in command for name in HELPERS)
-    return True  # gone
-
-
-def listening_sockets():
-    """The inodes of every listening TCP socket of the machine."""
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with contextlib.suppress(OSError):
-            for line in Path(table).read_text().splitlines()[1:]:
-                fields = line.split()
-                if fields[3] == "0A":  # TCP_LISTEN
-                    inodes.add(fields[9])
-    return inodes
-
-
-def listens(pid, inodes):
-    """Whether process pid holds one of these listening sockets."""
-    with contextlib.suppress(OSError):
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            with contextlib.suppress(OSError):
-                link = str(fd.readlink())
-                if link.startswith("socket:[") and link[8:-1] in inodes:
-                    return True
-    return False
+    """Whether pid is one of multiprocessing's helpers (or gone)."""
+    command = procfs.cmdline(pid)
+    return command is None or any(name in " ".join(command) for name in HELPERS)
 
 
 def worker_pids(pid):
     """The processes that serve requests: the leaves of pid's tree that hold
     a listening socket (pid itself when it forks none). Sanic's manager
     spawns one more process than it has workers; multiprocessing its trackers."""
-    tree = [p for p in process_tree(pid) if not helper(p)]
-    parents = {parent(p) for p in tree}
+    stats = {each.pid: each for each in procfs.every_stat()}
+    tree = [p for p in procfs.tree(pid, stats.values()) if not helper(p)]
+    parents = {stats[p].parent for p in tree if p in stats}
     leaves = [p for p in tree if p not in parents]
-    inodes = listening_sockets()
-    return [p for p in leaves if listens(p, inodes)] or leaves or [pid]
+    inodes = procfs.listening_sockets()
+    return [p for p in leaves if procfs.listens(p, inodes)] or leaves or [pid]
 
 
 def os_threads(pid):
     """The OS threads process pid runs now (0 if it is gone)."""
-    with contextlib.suppress(OSError):
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("Threads:"):
-                return int(line.split()[1])
-    return 0
+    return procfs.status_field(pid, "Threads") or 0
 
 
 def most_threads(pid):

@@ -1,0 +1,119 @@
+"""Linux's /proc, read in one place: a process's parent, CPU time, threads,
+memory (PSS) and command line, its tree of descendants, the sockets it
+listens on, and the machine's CPU time. Every reader returns None (or an
+empty answer) for a process that has gone, or is not ours to read: processes
+come and go while a run reads them."""
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+PROC = Path("/proc")
+TICKS = os.sysconf("SC_CLK_TCK")  # the clock ticks of /proc's CPU times, per second
+
+
+@dataclass(frozen=True)
+class Stat:
+    """What /proc/PID/stat says of a process that this project reads."""
+
+    pid: int
+    parent: int
+    cpu_seconds: float  # utime + stime: user and system time, this process's threads
+
+
+def stat(pid):
+    """The Stat of pid, or None. The command name, in parentheses, may hold
+    spaces and parentheses itself: the fields are read after its last ')'."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        fields = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+        return Stat(int(pid), int(fields[1]), (int(fields[11]) + int(fields[12])) / TICKS)
+    return None
+
+
+def every_stat():
+    """The Stat of every process there is now."""
+    found = (stat(path.name) for path in PROC.iterdir() if path.name.isdigit())
+    return [each for each in found if each is not None]
+
+
+def tree(pid, stats=None):
+    """pid and all its descendants (stats: every_stat(), when already read)."""
+    children = {}
+    for each in stats if stats is not None else every_stat():
+        children.setdefault(each.parent, []).append(each.pid)
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo += children.get(current, [])
+    return found
+
+
+def cpu_seconds(*pids):
+    """The CPU time used so far by these processes and all their descendants
+    (those that have exited and been reaped count in their parent's cstime,
+    which is not read: read the tree while it runs)."""
+    stats = every_stat()
+    by_pid = {each.pid: each for each in stats}
+    seen = {each for pid in pids if pid is not None for each in tree(pid, stats)}
+    return sum(by_pid[each].cpu_seconds for each in seen if each in by_pid)
+
+
+def machine_cpu_seconds():
+    """CPU time every core of the machine has spent, busy or idle, from
+    /proc/stat: (busy, total), in seconds."""
+    fields = [int(value) for value in (PROC / "stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is in user)
+    return (total - idle) / TICKS, total / TICKS
+
+
+def status_field(pid, name):
+    """The value of a line of /proc/PID/status ("Threads", "VmRSS"), or None."""
+    with contextlib.suppress(OSError, IndexError, ValueError):
+        for line in (PROC / str(pid) / "status").read_text().splitlines():
+            if line.startswith(f"{name}:"):
+                return int(line.split()[1])
+    return None
+
+
+def pss_kib(pid):
+    """The Pss: line of pid's smaps_rollup in KiB; None when the process has
+    vanished, is not ours to read, or has no memory of its own (a kernel thread)."""
+    with contextlib.suppress(OSError, IndexError, ValueError):
+        for line in (PROC / str(pid) / "smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    return None
+
+
+def cmdline(pid):
+    """pid's command line as a list of words, or None."""
+    with contextlib.suppress(OSError):
+        raw = (PROC / str(pid) / "cmdline").read_bytes()
+        return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+    return None
+
+
+def listening_sockets():
+    """The inodes of every listening TCP socket of the machine."""
+    inodes = set()
+    for table in ("net/tcp", "net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in (PROC / table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A":  # TCP_LISTEN
+                    inodes.add(fields[9])
+    return inodes
+
+
+def listens(pid, inodes):
+    """Whether process pid holds one of these listening sockets."""
+    with contextlib.suppress(OSError):
+        for fd in (PROC / str(pid) / "fd").iterdir():
+            with contextlib.suppress(OSError):
+                link = str(fd.readlink())
+                if link.startswith("socket:[") and link[8:-1] in inodes:
+                    return True
+    return False
