@@ -20,7 +20,7 @@ FLOORS = [
     ["bench.report"],
     ["bench.rotation", "bench.values", "bench.arguments"],
     ["bench.modes"],
-    ["bench.plan", "bench.compare"],
+    ["bench.plan", "bench.compare", "bench.refusals"],
     ["bench.run", "bench.redraw", "bench.cli", "bench.__main__", "bench"],
 ]
 PACKAGES = ("common", "infra", "db", "tools", "bench")
