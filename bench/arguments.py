@@ -44,8 +44,9 @@ examples:
                                              measure a server that is already running
   ./benchmark.sh --serve flask --port 8000   serve an app until Ctrl-C
 
-Results go to results/ as JSON, Markdown and a PNG chart, one set per run.
-Without DATABASE_URL / --database-url, a throwaway Postgres runs in .pgdata/.
+Results go to a folder of their own per run, results/<time>-<apps>/: JSON,
+Markdown, the explorer's page, PNG charts and logs. Without DATABASE_URL /
+--database-url, a throwaway Postgres runs in .pgdata/.
 Writes: reviews to a film the run adds, both removed when it ends; no other row
 of the database is written or deleted (docs/benchmark.md).
 A bad value is refused in one line (exit 2) before anything starts; Ctrl-C,
@@ -226,6 +227,6 @@ def parser():
         dest="results_dir",
         type=results_folder,
         default="results",
-        help="folder for the results (default results/; relative to the project)",
+        help="where each run makes its folder (default results/; relative to the project)",
     )
     return p
