@@ -23,11 +23,13 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import psycopg2
+
 from db import embedded
 from db.load import load
 from infra import ROOT, apps, production
 from tools import children, proxy
-from tools.command import Parser, stop_on_signals
+from tools.command import Parser, one_line, stop_on_signals
 
 APPS = apps.names()  # Flask first: every comparison's baseline (infra/apps.py)
 
@@ -194,7 +196,10 @@ def main(argv=None):
                 print(f"{args.app} serves http://127.0.0.1:{args.port} (Ctrl-C stops it)")
                 server.process.wait()
     except AppNotStarted as error:
-        sys.exit(str(error))
+        sys.exit(str(error))  # with the tail of the app's log
+    except (OSError, RuntimeError, subprocess.CalledProcessError, psycopg2.Error) as error:
+        # DATABASE_URL unreachable, Postgres or nginx not starting: one line
+        sys.exit(f"serve failed: {one_line(str(error).strip())}")
     except KeyboardInterrupt:
         pass
 
