@@ -12,6 +12,7 @@ import psycopg2.extensions
 
 from bench.load.openloop import MAX_RATE
 from bench.stack.delay_proxy import parse_delay
+from bench.stack.processes import cpu_set
 from infra import ROOT
 
 Refused = argparse.ArgumentTypeError
@@ -26,8 +27,10 @@ def seconds(text):
     if not match:
         raise Refused(f"not a duration: {text!r} (try 10s or 5m)")
     digits, unit = match.groups()
-    value = int(digits[-12:]) * {"": 1, "s": 1, "m": 60, "h": 3600}[unit]
-    if len(digits.lstrip("0")) > 12 or value > MAX_SECONDS:
+    # Digits counted first: int() refuses more than 4,300 of them with a ValueError.
+    value = int(digits) if len(digits.lstrip("0")) <= 6 else MAX_SECONDS + 1
+    value *= {"": 1, "s": 1, "m": 60, "h": 3600}[unit]
+    if value > MAX_SECONDS:
         raise Refused(f"at most 24h: {text!r} (more runs: --repeat)")
     return value
 
@@ -70,9 +73,10 @@ def unique(values, text):
 def int_list(text):
     """'20,64,256' -> [20, 64, 256]: positive, each once."""
     try:
-        return unique([positive(part) for part in text.split(",")], text)
+        values = [positive(part) for part in text.split(",")]
     except Refused:
         raise Refused(f"not a list of positive numbers: {text!r}") from None
+    return unique(values, text)
 
 
 def choice_list(choices, all_word=None):
@@ -129,12 +133,13 @@ def pin_spec(text):
     available = os.sched_getaffinity(0)
     shown = ",".join(map(str, sorted(available)))
     for part in parts:
-        numbers = re.findall("[0-9]+", part)
-        # Checked before cpu_set() makes the set: 0-99999999999 would fill memory.
-        if any(len(number) > 6 or int(number) not in available for number in numbers):
+        # The ends first: cpu_set() would fill memory with 0-99999999999.
+        if any(len(n) > 6 or int(n) not in available for n in re.findall("[0-9]+", part)):
             raise Refused(f"{text!r}: this process may run on CPUs {shown} only")
-        if any(low > high for low, _, high in re.findall("([0-9]+)(-)([0-9]+)", part)):
+        if any(int(low) > int(high) for low, high in re.findall("([0-9]+)-([0-9]+)", part)):
             raise Refused(f"{text!r}: a range runs from low to high, e.g. 0-1")
+        if not cpu_set(part) <= available:  # a range over a CPU it may not use
+            raise Refused(f"{text!r}: this process may run on CPUs {shown} only")
     return dict(zip(("app", "db", "load"), parts, strict=True))
 
 
