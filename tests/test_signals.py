@@ -42,8 +42,10 @@ def pgdata():
             load(url)
         yield data_dir
     finally:
-        embedded.stop(data_dir)
-        shutil.rmtree(parent, ignore_errors=True)
+        try:
+            embedded.stop(data_dir)
+        finally:
+            shutil.rmtree(parent, ignore_errors=True)
 
 
 def marked(marker):
