@@ -25,6 +25,7 @@ import pytest
 from bench.run import EMBEDDED_DATABASE
 from db import embedded
 from db.load import load
+from infra import procfs
 from tools import ROOT
 
 pytestmark = pytest.mark.slow  # runs ./benchmark.sh: Postgres, the apps, nginx, wrk
@@ -53,27 +54,23 @@ def marked(marker):
     holds marker, and of every other process in their groups: nginx and
     Postgres write their titles over their argv and environment, nginx's
     workers keep only the title ("nginx: worker process")."""
-    processes = {}  # pid: (process group, argv, marked)
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit():
-                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                argv = (entry / "cmdline").read_bytes()
-                found = marker.encode() in argv + (entry / "environ").read_bytes()
-                processes[int(entry.name)] = (int(stat[2]), argv.split(b"\0"), found)
-        except (OSError, IndexError, ValueError):  # gone meanwhile
-            continue
-    groups = {group for group, _, found in processes.values() if found}
-    return {
-        pid: argv for pid, (group, argv, found) in processes.items() if found or group in groups
+    stats = procfs.every_stat()
+    argvs = {each.pid: procfs.cmdline(each.pid) or [] for each in stats}
+    found = {
+        each.pid
+        for each in stats
+        if marker in " ".join(argvs[each.pid]) or marker.encode() in procfs.environ(each.pid)
     }
+    groups = {each.group for each in stats if each.pid in found}
+    found |= {each.pid for each in stats if each.group in groups}
+    return {pid: argvs[pid] for pid in found}
 
 
 def runs(marker, program):
     """Whether a marked process runs program: its argv[0], a script's argv[1],
     or the title nginx gives itself ("nginx: master process ...")."""
     return any(
-        os.path.basename(word.split(b" ")[0].rstrip(b":")) == program
+        os.path.basename(word.split(" ")[0].rstrip(":")) == program
         for argv in marked(marker).values()
         for word in argv[:2]
     )
@@ -141,8 +138,8 @@ RUN = ["quart", "--workers", "2", "--routes", "film", "--warmup", "0", "--no-pgb
 EVERYTHING = [*RUN, "--proxy", "on", "--pgbouncer", "--db-delay", "1ms", "--duration", "3s"]
 MOMENTS = {
     "database start": (lambda m, pg, r: (pg / "postmaster.pid").exists(), RUN),
-    "app start": (lambda m, pg, r: runs(m, b"uvicorn"), EVERYTHING),
-    "measured run": (lambda m, pg, r: runs(m, b"wrk"), EVERYTHING),
+    "app start": (lambda m, pg, r: runs(m, "uvicorn"), EVERYTHING),
+    "measured run": (lambda m, pg, r: runs(m, "wrk"), EVERYTHING),
     "saving": (lambda m, pg, r: any(r.glob("*/*.json")), [*RUN, "--duration", "1s"]),
 }
 
@@ -207,7 +204,7 @@ def test_serve_stops_everything_it_started_on_a_signal(how, pgdata):
     terminal = Terminal(["--serve", "quart", "--proxy", "--port", "0"], pgdata, marker)
     try:
         wait_for(lambda: b" serves http://" in terminal.output, "served", terminal)
-        assert runs(marker, b"nginx") and runs(marker, b"uvicorn")
+        assert runs(marker, "nginx") and runs(marker, "uvicorn")
         getattr(terminal, how)()
         terminal.process.wait(timeout=60)
         assert not wait_gone(marker)
