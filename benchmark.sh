@@ -24,17 +24,11 @@ if (($# == 0)); then
     exit 2
 fi
 if [[ "$1" == "--serve" ]]; then
-    app="${2:?--serve needs an app}" port=8000 proxy=()
-    shift 2
-    while (($#)); do
-        case "$1" in
-            --port) port="${2:?--port needs a number}"; shift 2 ;;
-            --proxy) proxy=(--proxy); shift ;;
-            *) usage >&2; exit 2 ;;
-        esac
-    done
+    # tools/serve.py reads and checks the rest (one line, exit 2, if wrong),
+    # and stops what it started on Ctrl-C, SIGTERM or SIGHUP.
+    shift
     bash scripts/venv.sh
-    exec .venv/bin/python -m tools.serve "$app" --port "$port" "${proxy[@]}"
+    exec .venv/bin/python -m tools.serve "$@"
 fi
 # Every measuring run draws its charts: their stack comes in the same pip call
 # as the apps' (scripts/venv.sh), not in a second one at the end of the run.

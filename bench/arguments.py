@@ -10,6 +10,7 @@ from bench.stack.budget import DEFAULT_CONNECTIONS
 from bench.stack.servers import PRODUCTION, SERVERS
 from bench.values import (
     choice_list,
+    database_url,
     delay_list,
     env_setting,
     int_list,
@@ -17,9 +18,13 @@ from bench.values import (
     positive,
     positive_seconds,
     rate_list,
+    repeats,
+    results_folder,
     seconds,
+    target_url,
 )
 from infra.apps import names
+from tools.command import Parser
 from tools.serve import port_number
 
 EPILOG = """\
@@ -39,15 +44,18 @@ examples:
                                              measure a server that is already running
   ./benchmark.sh --serve flask --port 8000   serve an app until Ctrl-C
 
-Results go to results/ as JSON, Markdown and a PNG chart, one set per run.
-Without DATABASE_URL / --database-url, a throwaway Postgres runs in .pgdata/.
+Results go to a folder of their own per run, results/<time>-<apps>/: JSON,
+Markdown, the explorer's page, PNG charts and logs. Without DATABASE_URL /
+--database-url, a throwaway Postgres runs in .pgdata/.
 Writes: reviews to a film the run adds, both removed when it ends; no other row
 of the database is written or deleted (docs/benchmark.md).
+A bad value is refused in one line (exit 2) before anything starts; Ctrl-C,
+SIGTERM and SIGHUP stop everything started.
 """
 
 
 def parser():
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="./benchmark.sh",
         description="Measure the apps with wrk, Postgres alone with pgbench, and compare.",
         epilog=EPILOG,
@@ -90,7 +98,7 @@ def parser():
     )
     p.add_argument(
         "--repeat",
-        type=positive,
+        type=repeats,
         default=1,
         help="runs per figure; the report shows the median and min-max (default 1)",
     )
@@ -159,11 +167,15 @@ def parser():
     )
     p.add_argument(
         "--database-url",
+        type=database_url,
         default=os.environ.get("DATABASE_URL") or None,
         help="default DATABASE_URL, else a throwaway Postgres in .pgdata/",
     )
     p.add_argument(
-        "--target", metavar="URL", help="measure this already-running server; APP only labels it"
+        "--target",
+        type=target_url,
+        metavar="URL",
+        help="measure this already-running server; APP only labels it",
     )
     p.add_argument(
         "--port", type=port_number, default=0, help="port for the app (default: a free one)"
@@ -213,7 +225,8 @@ def parser():
     p.add_argument(
         "--results",
         dest="results_dir",
+        type=results_folder,
         default="results",
-        help="folder for the results (default results/)",
+        help="where each run makes its folder (default results/; relative to the project)",
     )
     return p

@@ -1,27 +1,23 @@
 """./benchmark.sh: its command line (bench/arguments.py) checked and turned into
-the run's Options (bench/options.py), then the run (bench/run.py)."""
+the run's Options (bench/options.py), then the run (bench/run.py). A bad value
+is refused in one line before anything starts (exit 2); a run that cannot go
+on says why in one line (exit 1); Ctrl-C, SIGTERM or SIGHUP stop everything
+it started (exit 1)."""
 
 import shutil
-import signal
 import sys
 
 from bench.arguments import parser
 from bench.errors import BenchmarkError
 from bench.modes import tune
 from bench.options import FIELDS, grouped
+from bench.refusals import refusal
 from bench.routes import ROUTES
 from bench.run import run
 from bench.stack import pgbouncer
-from bench.stack.budget import DEFAULT_CONNECTIONS
-from bench.stack.deployments import NoThreads
-from bench.stack.lineup import lineup
 from infra.apps import names
 from tools import proxy
-
-
-def interrupt(signum, frame):
-    """SIGTERM stops a run as Ctrl-C does: through the cleanup in run()."""
-    raise KeyboardInterrupt
+from tools.command import one_line, stop_on_signals
 
 
 def shown_command(argv):
@@ -52,41 +48,16 @@ def routes_of(args):
     return list(ROUTES)
 
 
-def refusal(args, apps):
-    """Why these options cannot run, in one sentence; None when they can."""
-    if args.tune and (args.target or args.rates):
-        return "--tune measures closed loop the apps it starts: not with --target or --rate"
-    if args.target:
-        if len(apps) != 1:
-            return "--target measures one server: name one APP to label it"
-        writing = [ROUTES[key].label for key in args.routes or [] if ROUTES[key].writes]
-        if writing and not args.database_url:
-            return (
-                f"{writing[0]} writes reviews into the target's database: give --database-url "
-                "(the run then writes them to a film of its own, counts them and removes them), "
-                "or leave review out of --routes"
-            )
-        started = {
-            "--replicas starts copies of an app": args.replicas != [1],
-            "--db-delay puts a proxy between the apps it starts and Postgres": any(args.db_delays),
-            "--pgbouncer goes between the apps it starts and Postgres": args.pgbouncer,
-        }
-        return next((f"{what}: not with --target" for what, on in started.items() if on), None)
-    unknown = [app for app in apps if app not in names()]
-    if unknown:
-        return f"unknown app {', '.join(unknown)}; choose from {', '.join(names())} or all"
-    return None
-
-
-def missing_tool(args):
+def missing_tool(options):
     """The system tool these options need and this machine lacks, as advice."""
-    if (not args.rates or args.rates == "auto") and not shutil.which("wrk"):
+    stack = options.stack
+    if (not options.rates or options.rates == "auto") and not shutil.which("wrk"):
         return "wrk is not installed: apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"
-    if (args.proxy != "off" or max(args.replicas) > 1) and not proxy.binary():
+    if (stack.proxy != "off" or max(stack.replicas) > 1) and not proxy.binary():
         return "--proxy and --replicas need nginx: apt-get install nginx-light (Debian/Ubuntu)"
-    if args.pgbouncer and not pgbouncer.binary():
+    if stack.pgbouncer and not pgbouncer.binary():
         return "--pgbouncer needs PgBouncer: apt-get install pgbouncer (Debian/Ubuntu)"
-    if args.pin and not shutil.which("taskset"):
+    if options.pinning and not shutil.which("taskset"):
         return "--pin needs taskset (util-linux)"
     return None
 
@@ -100,36 +71,35 @@ def options_of(args, apps, argv):
         "env": dict(args.env),
         "command": shown_command(argv),
         "proxy": "off" if args.target else args.proxy,
-        "replicas": tuple(dict.fromkeys(args.replicas)),
+        "replicas": tuple(args.replicas),
         "routes": routes_of(args),
     }
     return grouped(**{name: given[name] for name in FIELDS})
 
 
+def checked(argv):
+    """(the run's Options, its lineup: what it starts), or exit 2 with one
+    line on stderr saying which value is wrong and why. Starts nothing."""
+    command_line = parser()
+    args = command_line.parse_args(argv)
+    apps = list(names()) if args.apps == ["all"] else args.apps  # all: Flask first
+    options = options_of(args, apps, argv)
+    problem, slots = refusal(options)
+    if problem:
+        command_line.error(problem)
+    return options, slots
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    args = parser().parse_args(argv)
-    apps = list(names()) if args.apps == ["all"] else args.apps  # all: Flask first
-    problem = refusal(args, apps) or missing_tool(args)
+    options, slots = checked(argv)
+    problem = missing_tool(options)
     if problem:
         sys.exit(problem)
-    signal.signal(signal.SIGTERM, interrupt)
-    options = options_of(args, apps, argv)
-    budget = options.stack.db_connections or DEFAULT_CONNECTIONS
-    try:  # what the run starts, resolved once: every app's shape checked
-        slots = [] if args.target else lineup(options.stack, budget)
-    except NoThreads as error:
-        sys.exit(f"--worker-threads: {error}")
-    if not args.target and not slots:
-        sys.exit("none of these apps runs under the servers named (WSGI or ASGI: see --help)")
-    if args.port and len(slots) > 1:
-        sys.exit(
-            f"--port gives one app its port, and this run starts {len(slots)}: leave it out "
-            "(each then listens on a free port)"
-        )
+    stop_on_signals()
     try:
         run(options, slots)
-    except BenchmarkError as error:
-        sys.exit(f"benchmark failed: {error}")
+    except (BenchmarkError, OSError) as error:  # OSError: the results' disk full...
+        sys.exit(f"benchmark failed: {one_line(str(error))}")
     except KeyboardInterrupt:
         sys.exit("interrupted: everything started was stopped")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import psycopg2
 
+from bench import folder
 from bench.errors import BenchmarkError
 from bench.load import openloop, wrk
 from bench.modes import MEASURING, charts, db_delay, report
@@ -221,8 +222,8 @@ def run(options, slots):
     [] with --target); returns the results as saved. Raises BenchmarkError
     when it cannot go on, or when an app was not measured."""
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    results_dir = ROOT / options.results_dir  # an absolute results_dir stays itself
-    results_dir.mkdir(parents=True, exist_ok=True)
+    # An absolute results_dir stays itself; the run's folder is its alone.
+    results_dir = folder.made(ROOT / options.results_dir, f"{stamp}-{'-'.join(options.stack.apps)}")
     if slots:
         extras.ensure(packages_needed(slots), "the servers of this run")
     if options.rates:
@@ -230,7 +231,7 @@ def run(options, slots):
     progress = Progress(plan(options, len(slots) or 1))
     started, found = [], {}
     with contextlib.ExitStack() as stack:
-        log = stack.enter_context(open(results_dir / f"{stamp}.log", "w"))
+        log = stack.enter_context(open(results_dir / f"{results_dir.name}.log", "w"))
         db, slots = stack.enter_context(opened_database(options, stamp, slots))
         if options.stack.db_cpus and not options.target:
             stack.enter_context(pinned_database(options.stack.db_cpus))
@@ -241,7 +242,7 @@ def run(options, slots):
                 stage = Stage(options, routes, context, progress, delay, phase)
                 started += measure_at(stage, slots, found, results_dir, stamp)
         saved = results(options, db, started, found)
-    save(saved, results_dir / f"{stamp}-{'-'.join(options.stack.apps)}")
+    save(saved, results_dir / results_dir.name)
     failed = [target.record for target in started if target.record.status != "measured"]
     if failed:
         raise BenchmarkError("not measured: " + ", ".join(record.label for record in failed))

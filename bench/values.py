@@ -1,37 +1,82 @@
 """The parsers of ./benchmark.sh's option values (bench/arguments.py): each
 returns the typed value, or raises argparse.ArgumentTypeError with what is
-wrong in one sentence."""
+wrong in one sentence. What depends on two options is bench/refusals.py's."""
 
 import argparse
+import os
 import re
+import tempfile
+from urllib.parse import urlsplit
 
+import psycopg2.extensions
+
+from bench.load.openloop import MAX_RATE
 from bench.stack.delay_proxy import parse_delay
+from bench.stack.processes import cpu_set
+from infra import ROOT
+
+Refused = argparse.ArgumentTypeError
+MAX_SECONDS = 24 * 3600  # one run of a day at most: more is --repeat's
+MAX_REPEAT = 1000
+MIN_DELAY = 1e-6  # the delay proxy's resolution: its --delay is written in ms, %g
 
 
 def seconds(text):
-    """'8', '8s', '2m', '1h' -> seconds."""
-    match = re.fullmatch(r"(\d+)([smh]?)", text.strip())
+    """'8', '8s', '2m', '1h' -> seconds, at most a day."""
+    match = re.fullmatch(r"([0-9]+)([smh]?)", text.strip())
     if not match:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 10s or 5m)")
-    return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+        raise Refused(f"not a duration: {text!r} (try 10s or 5m)")
+    digits, unit = match.groups()
+    # Digits counted first: int() refuses more than 4,300 of them with a ValueError.
+    value = int(digits) if len(digits.lstrip("0")) <= 6 else MAX_SECONDS + 1
+    value *= {"": 1, "s": 1, "m": 60, "h": 3600}[unit]
+    if value > MAX_SECONDS:
+        raise Refused(f"at most 24h: {text!r} (more runs: --repeat)")
+    return value
 
 
 def positive_seconds(text):
     """A duration of at least a second: a run, or wrk's timeout, of 0 measures nothing."""
     value = seconds(text)
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1s: {text!r}")
+        raise Refused(f"must be at least 1s: {text!r}")
     return value
 
 
-def int_list(text):
+def positive(text):
     try:
-        values = [int(part) for part in text.split(",")]
+        value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"not a list of positive numbers: {text!r}")
+        value = 0
+    if value < 1:
+        raise Refused(f"not a positive number: {text!r}")
+    return value
+
+
+def repeats(text):
+    """--repeat: at most MAX_REPEAT runs per figure. The run's plan lists every
+    run before it starts; the least a run takes (1 s and the settling around
+    it) times 1,000 is over half an hour per figure already."""
+    value = positive(text)
+    if value > MAX_REPEAT:
+        raise Refused(f"at most {MAX_REPEAT:,} runs per figure: {text!r}")
+    return value
+
+
+def unique(values, text):
+    """values, if none is named twice (it would be measured twice, under one name)."""
+    if len(set(values)) != len(values):
+        raise Refused(f"a value is named twice: {text!r}")
     return values
+
+
+def int_list(text):
+    """'20,64,256' -> [20, 64, 256]: positive, each once."""
+    try:
+        values = [positive(part) for part in text.split(",")]
+    except Refused:
+        raise Refused(f"not a list of positive numbers: {text!r}") from None
+    return unique(values, text)
 
 
 def choice_list(choices, all_word=None):
@@ -41,26 +86,30 @@ def choice_list(choices, all_word=None):
             return list(choices)
         unknown = [name for name in names if name not in choices]
         if unknown or not names:
-            raise argparse.ArgumentTypeError(
+            raise Refused(
                 f"{text!r}: choose from {', '.join(choices)}"
                 + (f" or {all_word}" if all_word else "")
             )
-        return names
+        return unique(names, text)
 
     return parse
 
 
 def rate_list(text):
-    """--rate: 'auto', or a comma list of positive request rates per second."""
+    """--rate: 'auto', or a comma list of request rates per second, each from 1
+    to what one generator process can offer."""
     if text.strip() == "auto":
         return "auto"
     try:
         values = [float(part) for part in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not auto or a list of rates: {text!r}") from None
-    if not values or min(values) <= 0:
-        raise argparse.ArgumentTypeError(f"rates must be positive: {text!r}")
-    return values
+        raise Refused(f"not auto or a list of rates: {text!r}") from None
+    if not all(1 <= value <= MAX_RATE for value in values):  # NaN fails both
+        raise Refused(
+            f"rates from 1 to {MAX_RATE:,} requests/s, what one generator process can "
+            f"offer (bench/load/openloop): {text!r}"
+        )
+    return unique(values, text)
 
 
 def delay_list(text):
@@ -68,50 +117,123 @@ def delay_list(text):
     try:
         values = [parse_delay(part) for part in text.split(",")]
     except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    if len(set(values)) != len(values):
-        raise argparse.ArgumentTypeError(f"a delay is named twice: {text!r}")
-    return tuple(values)
+        raise Refused(str(error)) from None
+    if not all(value == 0 or MIN_DELAY <= value <= MAX_SECONDS for value in values):
+        raise Refused(f"each delay 0, or from 1us to 24h: {text!r}")
+    return tuple(unique(values, text))
 
 
 def pin_spec(text):
+    """--pin APP:DB:LOAD -> {"app", "db", "load"}: taskset CPU lists, each of
+    CPUs this process may run on."""
     parts = text.split(":")
-    if len(parts) != 3 or not all(re.fullmatch(r"[0-9,-]+", part) for part in parts):
-        raise argparse.ArgumentTypeError(
-            f"--pin wants APP:DB:LOAD CPU lists, e.g. 0:1:1, not {text!r}"
-        )
+    cpu_list = r"[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*"
+    if len(parts) != 3 or not all(re.fullmatch(cpu_list, part) for part in parts):
+        raise Refused(f"--pin wants APP:DB:LOAD CPU lists, e.g. 0:1:1, not {text!r}")
+    available = os.sched_getaffinity(0)
+    shown = ",".join(map(str, sorted(available)))
+    for part in parts:
+        # The ends first: cpu_set() would fill memory with 0-99999999999.
+        if any(len(n) > 6 or int(n) not in available for n in re.findall("[0-9]+", part)):
+            raise Refused(f"{text!r}: this process may run on CPUs {shown} only")
+        if any(int(low) > int(high) for low, high in re.findall("([0-9]+)-([0-9]+)", part)):
+            raise Refused(f"{text!r}: a range runs from low to high, e.g. 0-1")
+        if not cpu_set(part) <= available:  # a range over a CPU it may not use
+            raise Refused(f"{text!r}: this process may run on CPUs {shown} only")
     return dict(zip(("app", "db", "load"), parts, strict=True))
 
 
+def database_url(text):
+    """A postgresql:// URL that libpq (psycopg2, pgbench) and asyncpg both read.
+    The value is never echoed: it may hold a password."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 (raises ValueError if out of range)
+        psycopg2.extensions.parse_dsn(text)
+        usable = parts.scheme in ("postgresql", "postgres")
+    except (ValueError, psycopg2.Error):
+        usable = False
+    if not usable:
+        raise Refused(
+            "not a postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE URL (nor is "
+            "DATABASE_URL, if that is where it came from); not shown: it may hold a password"
+        )
+    return text
+
+
+def target_url(text):
+    """--target: http(s)://HOST[:PORT][/PREFIX], what wrk and the routes' paths
+    are appended to."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 (raises ValueError if out of range)
+    except ValueError:
+        parts = None
+    plain = text.isprintable() and not any(char.isspace() for char in text)
+    if (
+        not plain  # urlsplit drops tabs and newlines; wrk would not
+        or parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.query
+        or parts.fragment
+    ):
+        raise Refused(f"not an http://HOST[:PORT] URL: {text!r}")
+    return text
+
+
+def results_folder(text):
+    """--results: a folder this process can make its runs' folders in, once
+    the run starts (relative to the project's folder). Nothing is made here."""
+    try:
+        reason = folder_problem(ROOT / text) if text and "\0" not in text else "no folder named"
+    except (OSError, ValueError) as error:  # ValueError: a name the OS cannot encode
+        reason = getattr(error, "strerror", None) or str(error)
+    if reason:
+        raise Refused(f"cannot hold the results in {text!r}: {reason}")
+    return text
+
+
+def folder_problem(path):
+    """Why no folder can be made at path, or None. A folder is made and removed
+    in its nearest existing parent: only trying says (/proc, a read-only disk)."""
+    if len(os.fsencode(path)) > os.pathconf(ROOT, "PC_PATH_MAX") // 2:
+        return "too long a path"  # the run's own names go below it
+    parent = path
+    while not parent.exists():
+        if len(os.fsencode(parent.name)) > os.pathconf(ROOT, "PC_NAME_MAX"):
+            return "too long a name"
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is not a folder"
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=parent))
+    except OSError as error:
+        return f"no folder can be made in {parent}: {error.strerror}"
+    return None
+
+
 # What the harness sets itself: given through --env, the report would state
-# a configuration that did not run.
+# a configuration that did not run, or the app would not answer where it looks.
 OWN_SETTINGS = {
     "WEB_WORKERS": "--workers",
     "POOL_MAX_SIZE": "--db-connections",
     "POOL_MIN_SIZE": "--db-connections",
+    "DATABASE_URL": "--database-url",
+    "PORT": "--port",
 }
 GUNICORN_CONCURRENCY = re.compile(r"(^|\s)(--threads|--workers|-w|--worker-class|-k)\b")
 
 
 def env_setting(text):
     name, equals, value = text.partition("=")
-    if not equals or not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
-        raise argparse.ArgumentTypeError(f"--env wants NAME=VALUE, not {text!r}")
+    if not equals or not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name) or "\0" in value:
+        raise Refused(f"--env wants NAME=VALUE, not {text!r}")
     if name in OWN_SETTINGS:
-        raise argparse.ArgumentTypeError(f"--env {name}: use {OWN_SETTINGS[name]}")
+        raise Refused(f"--env {name}: use {OWN_SETTINGS[name]}")
     if name == "GUNICORN_CMD_ARGS" and GUNICORN_CONCURRENCY.search(value):
-        raise argparse.ArgumentTypeError(
+        raise Refused(
             "--env GUNICORN_CMD_ARGS: set processes and threads with --workers and "
             "--worker-threads (or --server), so that the report states what ran"
         )
     return name, value
-
-
-def positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
-    return value

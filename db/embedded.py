@@ -19,6 +19,7 @@ import os
 import pwd
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from infra import ROOT
@@ -110,8 +111,14 @@ def serving(database=DATABASE, data_dir=DATA_DIR, **settings):
     with open(data_dir.with_name(f"{data_dir.name}.users"), "a") as users:
         fcntl.flock(users, fcntl.LOCK_SH)  # waits while the last one out stops it
         with locked(data_dir):
-            database_url, started = _start(database, data_dir, 0, settings)
-            if started:
+            starting = running_port(data_dir) is None
+            try:
+                database_url, _ = _start(database, data_dir, 0, settings)
+            except BaseException:  # Ctrl-C, SIGTERM, SIGHUP, a failure, half-way
+                if starting:
+                    _stop_interrupted(data_dir)
+                raise
+            if starting:
                 (data_dir / STOP_WHEN_UNUSED).touch()
         try:
             yield database_url
@@ -195,12 +202,27 @@ def create_database(port, database):
 
 def stop(data_dir=DATA_DIR):
     with locked(data_dir):
-        if running_port(data_dir) is not None:
-            run_as_owner(
-                [bin_path("pg_ctl"), "stop", "-D", str(data_dir), "-m", "fast", "-w"],
-                stdout=subprocess.DEVNULL,
-            )
-        (data_dir / STOP_WHEN_UNUSED).unlink(missing_ok=True)
+        _stop(data_dir)
+
+
+def _stop(data_dir):
+    """stop() under the lock."""
+    if running_port(data_dir) is not None:
+        run_as_owner(
+            [bin_path("pg_ctl"), "stop", "-D", str(data_dir), "-m", "fast", "-w"],
+            stdout=subprocess.DEVNULL,
+        )
+    (data_dir / STOP_WHEN_UNUSED).unlink(missing_ok=True)
+
+
+def _stop_interrupted(data_dir, wait=1.0):
+    """Stop the server a start left half-way (under the lock). pg_ctl, killed
+    while it waited, may have forked the server already, in a session of its
+    own that no signal of ours reaches: its pid file then comes a moment later."""
+    deadline = time.monotonic() + wait
+    while running_port(data_dir) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _stop(data_dir)
 
 
 @contextlib.contextmanager

@@ -20,6 +20,7 @@ class Stat:
     pid: int
     parent: int
     cpu_seconds: float  # utime + stime: user and system time, this process's threads
+    group: int = 0  # its process group (a server started in a session of its own leads one)
 
 
 def stat(pid):
@@ -27,7 +28,8 @@ def stat(pid):
     spaces and parentheses itself: the fields are read after its last ')'."""
     with contextlib.suppress(OSError, ValueError, IndexError):
         fields = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
-        return Stat(int(pid), int(fields[1]), (int(fields[11]) + int(fields[12])) / TICKS)
+        cpu = (int(fields[11]) + int(fields[12])) / TICKS
+        return Stat(int(pid), int(fields[1]), cpu, int(fields[2]))
     return None
 
 
@@ -94,6 +96,14 @@ def cmdline(pid):
         raw = (PROC / str(pid) / "cmdline").read_bytes()
         return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
     return None
+
+
+def environ(pid):
+    """pid's environment as it was started, raw (NAME=VALUE, NUL between), or
+    b"" (nginx and Postgres write their titles over it)."""
+    with contextlib.suppress(OSError):
+        return (PROC / str(pid) / "environ").read_bytes()
+    return b""
 
 
 def listening_sockets():

@@ -327,11 +327,6 @@ def test_options():
             arguments.parser().parse_args(["flask", *wrong])
 
 
-def test_one_port_is_for_one_app():
-    with pytest.raises(SystemExit, match="this run starts 2"):
-        cli.main(["flask", "quart", "--port", "18000"])
-
-
 def test_the_report_states_the_wrk_threads_that_ran():
     from bench.report.markdown import threads_words
 
@@ -339,13 +334,6 @@ def test_the_report_states_the_wrk_threads_that_ran():
     assert "at most one per connection (8 at 8)" in threads_words(
         {"threads": 64, "connections": [8, 100]}
     )
-
-
-def test_a_delay_is_not_put_in_front_of_a_server_started_elsewhere():
-    with pytest.raises(SystemExit, match="not with --target"):
-        cli.main(["quart", "--target", "http://127.0.0.1:1", "--db-delay", "5ms"])
-    with pytest.raises(SystemExit, match="not with --target"):
-        cli.main(["quart", "--target", "http://127.0.0.1:1", "--pgbouncer"])
 
 
 def test_each_app_is_named_in_its_database_url():

@@ -18,6 +18,7 @@ the three-host test check the same on their own stacks.)
 """
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -215,9 +216,9 @@ def test_the_container_entry_points_as_written(unchanged, yours, postgres, tmp_p
         command = ["sh", "docker/bench.sh", "falcon", *SHORT, "--no-pgbench"]
         command, app = [*command, "--results", str(tmp_path)], "falcon"
     run = in_the_stack(command, app, url, tmp_path)
-    for line in run.stdout.splitlines():  # the Kubernetes command names no folder
-        if line.startswith("saved results/"):
-            (ROOT / line.removeprefix("saved ")).unlink()
+    for line in run.stdout.splitlines():  # the Kubernetes command names no folder:
+        if line.startswith("saved results/"):  # the run's own, made by it alone
+            shutil.rmtree((ROOT / line.removeprefix("saved ")).parent, ignore_errors=True)
     log = Path(tmp_path / f"{app}.log").read_text(errors="replace")
     assert run.returncode == 0, run.stdout + run.stderr + log
     assert "removed the run's film" in run.stdout

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow  # runs ./benchmark.sh, which starts the app
 
 def benchmark(results_dir, *args, timeout=180):
     """./benchmark.sh args, saving into results_dir: (the path of the results
-    JSON it saved, its content)."""
+    JSON it saved in the run's folder, its content)."""
     completed = subprocess.run(
         ["./benchmark.sh", *args, "--results", str(results_dir)],
         cwd=ROOT,
@@ -24,7 +24,8 @@ def benchmark(results_dir, *args, timeout=180):
         timeout=timeout,
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    [path] = results_dir.glob("*.json")
+    [path] = results_dir.glob("*/*.json")  # results_dir/<time>-<apps>/<time>-<apps>.json
+    assert path.stem == path.parent.name
     return path, json.loads(path.read_text())
 
 
@@ -147,7 +148,7 @@ def test_rate_runs_open_loop_at_the_rates_given_and_loses_nothing(database_url, 
     assert results["generator"]["name"] == "bench.load.openloop"
     assert all(row["pss_mib"] == row["report"]["pss_mib"] > 10 for row in results["openloop"])
     assert "Latency at a fixed load" in path.with_suffix(".md").read_text()
-    assert (tmp_path / (path.stem + "-latency.png")).stat().st_size > 10_000
+    assert (path.with_name(path.stem + "-latency.png")).stat().st_size > 10_000
 
 
 def test_a_server_matrix_offers_every_pair_one_rate_and_draws_its_chart(database_url, tmp_path):
@@ -178,7 +179,7 @@ def test_a_server_matrix_offers_every_pair_one_rate_and_draws_its_chart(database
     text = path.with_suffix(".md").read_text()
     assert "## The server matrix" in text and "req/s offered: success / p99 / max ms" in text
     assert "### Memory: PSS MiB at rest -> the largest at the end of a run" in text
-    assert (tmp_path / (path.stem + "-matrix.png")).stat().st_size > 10_000
+    assert (path.with_name(path.stem + "-matrix.png")).stat().st_size > 10_000
 
 
 def test_db_delay_measures_every_app_at_every_delay_within_its_bound(database_url, tmp_path):
@@ -234,4 +235,4 @@ def test_db_delay_measures_every_app_at_every_delay_within_its_bound(database_ur
     assert "| round trips | PSS MiB rest -> end |" in text
     assert "### The decision: each app at its best" in text
     for suffix in ("-sweep.png", "-decision.png"):
-        assert (tmp_path / (path.stem + suffix)).stat().st_size > 10_000
+        assert (path.with_name(path.stem + suffix)).stat().st_size > 10_000

@@ -67,12 +67,13 @@ def test_worker_threads_reach_every_server_that_has_threads(server):
 
 
 @pytest.mark.parametrize("server", ["gunicorn-sync", "gunicorn-gevent", "wsgiref", "uvicorn"])
-def test_a_server_without_threads_refuses_them_in_one_sentence(server):
+def test_a_server_without_threads_refuses_them_in_one_sentence(server, capsys):
     app = "quart" if SERVERS[server].interface == "asgi" else "flask"
     with pytest.raises(deployments.NoThreads, match="runs no threads"):
         deployments.shape(server, app, 2, 20, threads=4)
-    with pytest.raises(SystemExit, match="--worker-threads"):
-        cli.main([app, "--server", server, "--worker-threads", "4"])
+    with pytest.raises(SystemExit) as refused:
+        cli.checked([app, "--server", server, "--worker-threads", "4"])
+    assert refused.value.code == 2 and "--worker-threads" in capsys.readouterr().err
 
 
 def test_serve_sh_threads_go_through_gunicorn_and_an_event_loop_runs_as_it_is():

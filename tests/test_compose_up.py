@@ -234,7 +234,7 @@ def test_bench_service_measures_and_loses_nothing(stack, tmp_path):
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     assert_unchanged(before, snapshot(stack.database_url()))
-    [report] = results.glob("*.json")
+    [report] = results.glob("*/*.json")  # a folder per run
     measurements = json.loads(report.read_text())["measurements"]
     assert {m["route"] for m in measurements} == {"film", "films", "review"}
     for measurement in measurements:

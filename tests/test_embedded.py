@@ -67,3 +67,19 @@ def test_a_server_started_by_hand_is_left_running(data_dir):
     with embedded.serving("dvdrental_by_hand", data_dir=data_dir) as url:
         assert select_one(url) == [(1,)]
     assert embedded.running_port(data_dir) is not None
+
+
+def test_a_start_interrupted_half_way_stops_the_server_it_started(data_dir, monkeypatch):
+    """Ctrl-C, SIGTERM or SIGHUP after pg_ctl started the server but before
+    serving() yields: no with block owns the server yet, so serving() itself
+    stops it (it runs in a session of its own, beyond any signal of ours)."""
+
+    def interrupted(port, database):
+        assert embedded.running_port(data_dir) == port  # the server is up
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(embedded, "create_database", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        with embedded.serving("dvdrental_interrupted", data_dir=data_dir):
+            pytest.fail("yielded")
+    assert embedded.running_port(data_dir) is None

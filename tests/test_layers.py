@@ -14,13 +14,20 @@ FLOORS = [
     ["infra"],
     ["db"],
     ["tools"],
-    ["bench.errors", "bench.progress", "bench.records", "bench.routes", "bench.options"],
+    [
+        "bench.errors",
+        "bench.progress",
+        "bench.records",
+        "bench.routes",
+        "bench.options",
+        "bench.folder",
+    ],
     ["bench.stack"],
     ["bench.load"],
     ["bench.report"],
     ["bench.rotation", "bench.values", "bench.arguments"],
     ["bench.modes"],
-    ["bench.plan", "bench.compare"],
+    ["bench.plan", "bench.compare", "bench.refusals"],
     ["bench.run", "bench.redraw", "bench.cli", "bench.__main__", "bench"],
 ]
 PACKAGES = ("common", "infra", "db", "tools", "bench")

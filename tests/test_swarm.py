@@ -249,7 +249,7 @@ def test_bench_measures_the_replicated_service(stack, tmp_path):
         timeout=600,
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    [report] = results.glob("*.json")
+    [report] = results.glob("*/*.json")  # a folder per run
     measurements = json.loads(report.read_text())["measurements"]
     for measurement in measurements:
         summary = measurement["summary"]

@@ -202,7 +202,7 @@ def test_benchmark_across_three_hosts(tmp_path):
         after = snapshot(here)
     assert bench.returncode == 0, bench.stdout[-3000:] + bench.stderr[-3000:]
     assert_unchanged(before, after)
-    [report] = results.glob("*.json")
+    [report] = results.glob("*/*.json")  # a folder per run
     data = json.loads(report.read_text())
     measurements = data["measurements"]
     assert {m["route"] for m in measurements} == {"film", "films", "review"}

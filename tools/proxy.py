@@ -14,6 +14,7 @@ tells whether it is there.
 import contextlib
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -42,6 +43,14 @@ class Proxy:
 def binary():
     """nginx's path, or None where it is not installed."""
     return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/sbin")
+
+
+def client_limit():
+    """The clients nginx.conf takes at once: each holds two of its
+    worker_connections, its own and the app's."""
+    connections = re.search(r"worker_connections (\d+);", CONFIG.read_text())
+    processes = re.search(r"worker_processes (\d+);", CONFIG.read_text())
+    return int(connections[1]) * int(processes[1]) // 2
 
 
 def version():

@@ -4,7 +4,8 @@
 
 Uses DATABASE_URL if set, else the embedded Postgres (db/embedded.py); loads the
 sample data if missing; runs <app>_app/serve.sh; prints the URL once /health
-answers; on Ctrl-C or SIGTERM stops everything it started. The tests and
+answers; on Ctrl-C, SIGTERM or SIGHUP (its terminal closed) stops everything
+it started. A bad argument is refused in one line (exit 2). The tests and
 benchmark.sh start databases and apps through the same two context managers,
 database() and running(). With --proxy, nginx (tools/proxy.py) listens on the
 port and the app on a free one behind it.
@@ -22,10 +23,13 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import psycopg2
+
 from db import embedded
 from db.load import load
 from infra import ROOT, apps, production
 from tools import children, proxy
+from tools.command import Parser, one_line, stop_on_signals
 
 APPS = apps.names()  # Flask first: every comparison's baseline (infra/apps.py)
 
@@ -160,13 +164,26 @@ def port_number(text):
     return value
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(argv=None):
+    """serve's command line, checked: exit 2 with one line if it is wrong.
+    Port 0 is a free one, chosen here."""
+    parser = Parser(prog="./benchmark.sh --serve", description=__doc__.splitlines()[0])
     parser.add_argument("app", choices=APPS)
-    parser.add_argument("--port", type=port_number, default=8000)
+    parser.add_argument("--port", type=port_number, default=8000, help="0: a free one")
     parser.add_argument("--proxy", action="store_true", help="behind nginx (proxy/api.inc)")
-    args = parser.parse_args()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    args = parser.parse_args(argv)
+    try:
+        args.port = embedded.free_port(args.port)
+    except OSError:
+        parser.error(f"--port {args.port} is taken: choose another, or 0 for a free one")
+    if args.proxy and not proxy.binary():
+        sys.exit("--proxy needs nginx: apt-get install nginx-light (Debian/Ubuntu)")
+    return args
+
+
+def main(argv=None):
+    args = arguments(argv)
+    stop_on_signals()
     if warning := direct_warning(args.app, args.proxy):
         print(warning, file=sys.stderr)
     try:
@@ -179,7 +196,10 @@ def main():
                 print(f"{args.app} serves http://127.0.0.1:{args.port} (Ctrl-C stops it)")
                 server.process.wait()
     except AppNotStarted as error:
-        sys.exit(str(error))
+        sys.exit(str(error))  # with the tail of the app's log
+    except (OSError, RuntimeError, subprocess.CalledProcessError, psycopg2.Error) as error:
+        # DATABASE_URL unreachable, Postgres or nginx not starting: one line
+        sys.exit(f"serve failed: {one_line(str(error).strip())}")
     except KeyboardInterrupt:
         pass
 

@@ -32,6 +32,8 @@ from tools import ROOT, children
 ENTRYPOINT = ROOT / "docker" / "pgbouncer" / "entrypoint.sh"
 # Debian installs it in /usr/sbin, outside most users' PATH.
 SEARCH_PATH = f"{os.environ.get('PATH', '')}{os.pathsep}/usr/sbin"
+# Client connections each PgBouncer takes (the apps' pools, all their processes').
+CLIENT_LIMIT = 2000
 # PgBouncer refuses to run as root: as nobody then (the image runs as postgres).
 UNPRIVILEGED = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 
@@ -84,6 +86,7 @@ class Bouncer:
             "POOL_MODE": "transaction",
             "DEFAULT_POOL_SIZE": str(self.server_connections),
             "RESERVE_POOL_SIZE": str(self.reserve),
+            "MAX_CLIENT_CONN": str(CLIENT_LIMIT),
             "LISTEN_ADDR": "127.0.0.1",
             "LISTEN_PORT": str(port),
         }

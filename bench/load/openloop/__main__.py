@@ -3,9 +3,10 @@
 import argparse
 import asyncio
 import json
+import math
 import sys
 
-from . import MARKER, NAME
+from . import MARKER, MAX_RATE, NAME
 from .load import Load
 
 
@@ -20,8 +21,11 @@ def parse_args(argv):
     parser.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop")
     parser.add_argument("--body", help="a JSON body (sent with Content-Type: application/json)")
     args = parser.parse_args(argv)
-    if args.rate <= 0 or args.connections < 1 or args.duration <= 0 or args.timeout <= 0:
-        parser.error("--rate, --connections, --duration and --timeout must be positive")
+    times = (args.duration, args.timeout)
+    if args.connections < 1 or not all(math.isfinite(t) and t > 0 for t in times):
+        parser.error("--connections, --duration and --timeout must be positive")
+    if not 0 < args.rate <= MAX_RATE:  # NaN too: no comparison holds
+        parser.error(f"--rate: more than 0 and at most {MAX_RATE:,} requests/s")
     return args
 
 
