@@ -20,6 +20,9 @@ ThreadedConnectionPool this pool
   (a locked table: Postgres cancels it, QueryCanceled; a frozen server or
   network: the client gives up a second later, OperationalError, and the
   connection is closed). Both are OperationalErrors: the apps answer 503;
+* calls ``init(connection)`` once for each connection it opens, before the
+  connection is used, as asyncpg's ``create_pool(init=...)`` does (a
+  connection whose init failed is closed);
 * is safe to share between threads.
 """
 
@@ -42,10 +45,13 @@ CLIENT_MARGIN = 1.0
 
 
 class PoolWrapper:
-    def __init__(self, dsn, *, min_size=1, max_size=20, timeout=5.0, database_timeout=None):
+    def __init__(
+        self, dsn, *, min_size=1, max_size=20, timeout=5.0, database_timeout=None, init=None
+    ):
         if not 0 <= min_size <= max_size or max_size < 1:
             raise ValueError("need 0 <= min_size <= max_size and max_size >= 1")
         self._dsn = dsn
+        self._init = init
         self._connect_options = {}
         if database_timeout is not None:
             self._connect_options = {
@@ -109,6 +115,7 @@ class PoolWrapper:
         self._release(connection)
 
     def _connect(self):
+        connection = None
         try:
             connection = psycopg2.connect(
                 self._dsn,
@@ -117,8 +124,12 @@ class PoolWrapper:
                 **self._connect_options,
             )
             connection.autocommit = True
+            if self._init is not None:
+                self._init(connection)
             return connection
         except BaseException:
+            if connection is not None:
+                connection.close()  # its session is not what init makes it
             with self._changed:
                 self._size -= 1
                 self._changed.notify()
