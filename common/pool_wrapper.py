@@ -16,13 +16,14 @@ ThreadedConnectionPool this pool
 * waits for a free connection when all are in use, up to ``timeout`` seconds,
   then raises TimeoutError (the apps answer 503), as asyncpg's pool does;
 * bounds every wait on Postgres by ``database_timeout`` seconds, as asyncpg's
-  ``timeout`` and ``command_timeout`` do: connecting, and each statement
-  (a locked table: Postgres cancels it, QueryCanceled; a frozen server or
-  network: the client gives up a second later, OperationalError, and the
-  connection is closed). Both are OperationalErrors: the apps answer 503;
+  ``timeout`` and ``command_timeout`` do: connecting, and each answer (a
+  frozen server or network: the client gives up a second later,
+  OperationalError, and the connection is closed). A locked table is
+  Postgres' to cancel (QueryCanceled), by the statement_timeout each app sets
+  in ``init``. Both are OperationalErrors: the apps answer 503;
 * calls ``init(connection)`` once for each connection it opens, before the
-  connection is used, as asyncpg's ``create_pool(init=...)`` does (a
-  connection whose init failed is closed);
+  connection is used, as asyncpg's ``create_pool(init=...)`` does: the apps
+  set their session there (a connection whose init failed is closed);
 * is safe to share between threads.
 """
 
@@ -56,7 +57,6 @@ class PoolWrapper:
         if database_timeout is not None:
             self._connect_options = {
                 "connect_timeout": max(2, math.ceil(database_timeout)),  # libpq's minimum
-                "options": f"-c statement_timeout={round(database_timeout * 1000)}",
             }
             # psycopg2 has one wait callback per process, and each app process
             # one pool. With it psycopg2 waits for the socket here, not in libpq.
