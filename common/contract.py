@@ -79,8 +79,10 @@ EXPECTATION_FAILED = "the only expectation supported is 100-continue"
 # rolled back (deadlock, serialization), 53 out of resources, 55 object in use
 # or lock not available, 57 operator intervention (shutting down, statement
 # cancelled), 58 system error, 25006 read-only transaction (a hot standby, after
-# a failover). In each the transaction did not commit: nothing was written.
-UNAVAILABLE_SQLSTATES = ("08", "25006", "28", "3D000", "40", "53", "55", "57", "58")
+# a failover), 2200H sequence exhausted (review_id has no number left for a new
+# review: an operator's to fix, like a full disk; a replay draws none and is
+# still answered). In each the statement did not commit: nothing was written.
+UNAVAILABLE_SQLSTATES = ("08", "2200H", "25006", "28", "3D000", "40", "53", "55", "57", "58")
 
 # A sign, leading zeros, then at most 10 digits: int4's range, checked before
 # int(), which refuses strings of more than 4,300 digits with a ValueError.
@@ -89,6 +91,7 @@ _SIGNED_DIGITS = re.compile(r"(-?)0*([0-9]{1,10})")
 # Visible ASCII but the comma: gunicorn joins repeated headers with commas, so
 # a comma would make one key out of two headers in Flask and Falcon.
 _IDEMPOTENCY_KEY = re.compile(rf"[\x21-\x2b\x2d-\x7e]{{1,{MAX_IDEMPOTENCY_KEY}}}")
+_OWS = " \t"  # RFC 9110 5.6.3: SP and HTAB
 # The depth check runs at C speed, linear in the body's size: the strings go
 # (their brackets are not structure), then everything but brackets, then the
 # running depth is summed by itertools, not by a Python loop per bracket.
@@ -127,10 +130,12 @@ def parse_year(value):
 
 
 def read_body(read):
-    """The request body through a sync stream's read(n), up to one byte more
-    than allowed: enough for parse_review to tell a body that is too large,
-    whether or not it declared its Content-Length. A chunked stream's read(n)
-    may return less than n before the end, hence the loop."""
+    """The request body through a sync stream's read(n). Raises ContractError
+    413 once it has read one byte more than allowed, whether or not the body
+    declared its Content-Length: a body's size is the first thing a POST is
+    refused for, before its Idempotency-Key (docs/contract.md, "Two errors at
+    once"). A chunked stream's read(n) may return less than n before the end,
+    hence the loop."""
     chunks, size = [], 0
     while size <= MAX_BODY_BYTES:
         chunk = read(MAX_BODY_BYTES + 1 - size)
@@ -138,7 +143,7 @@ def read_body(read):
             break
         chunks.append(chunk)
         size += len(chunk)
-    return b"".join(chunks)
+    return _within_limit(b"".join(chunks))
 
 
 def parse_review(body):
@@ -149,10 +154,8 @@ def parse_review(body):
     JSON but not a review. Whether the film exists is checked by
     the INSERT.
     """
-    if len(body) > MAX_BODY_BYTES:
-        raise ContractError(413, BODY_TOO_LARGE)
     try:
-        text = body.decode("utf-8")
+        text = _within_limit(body).decode("utf-8")
         if _nests_too_deep(text):
             raise ValueError("nested too deep")
         review = json.loads(text, parse_constant=_reject_constant)
@@ -183,14 +186,17 @@ def unavailable(sqlstate):
 
 def parse_idempotency_key(values):
     """The Idempotency-Key header's values (an empty list when it is absent)
-    -> the key, or None. 400 unless it is one header of 1 to
+    -> the key, or None. Leading and trailing spaces and tabs are not part of
+    it (RFC 9110 5.5: optional whitespace around a field value; gunicorn strips
+    them, uvicorn and Sanic do not). 400 unless it is then one header of 1 to
     MAX_IDEMPOTENCY_KEY visible ASCII characters other than a comma. The key is
     opaque: a draft-style quoted string ("...") is a key, quotes included."""
     if not values:
         return None
-    if len(values) > 1 or not _IDEMPOTENCY_KEY.fullmatch(values[0]):
+    key = values[0].strip(_OWS)
+    if len(values) > 1 or not _IDEMPOTENCY_KEY.fullmatch(key):
         raise ContractError(400, BAD_IDEMPOTENCY_KEY)
-    return values[0]
+    return key
 
 
 def check_replay(review, film_id, rating):
@@ -198,6 +204,12 @@ def check_replay(review, film_id, rating):
     is not the review this request asks for: the key was used for another."""
     if (review["film_id"], review["rating"]) != (film_id, rating):
         raise ContractError(422, IDEMPOTENCY_KEY_REUSED)
+
+
+def _within_limit(body):
+    if len(body) > MAX_BODY_BYTES:
+        raise ContractError(413, BODY_TOO_LARGE)
+    return body
 
 
 def _nests_too_deep(text):

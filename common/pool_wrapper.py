@@ -16,10 +16,14 @@ ThreadedConnectionPool this pool
 * waits for a free connection when all are in use, up to ``timeout`` seconds,
   then raises TimeoutError (the apps answer 503), as asyncpg's pool does;
 * bounds every wait on Postgres by ``database_timeout`` seconds, as asyncpg's
-  ``timeout`` and ``command_timeout`` do: connecting, and each statement
-  (a locked table: Postgres cancels it, QueryCanceled; a frozen server or
-  network: the client gives up a second later, OperationalError, and the
-  connection is closed). Both are OperationalErrors: the apps answer 503;
+  ``timeout`` and ``command_timeout`` do: connecting, and each answer (a
+  frozen server or network: the client gives up a second later,
+  OperationalError, and the connection is closed). A locked table is
+  Postgres' to cancel (QueryCanceled), by the statement_timeout each app sets
+  in ``init``. Both are OperationalErrors: the apps answer 503;
+* calls ``init(connection)`` once for each connection it opens, before the
+  connection is used, as asyncpg's ``create_pool(init=...)`` does: the apps
+  set their session there (a connection whose init failed is closed);
 * is safe to share between threads.
 """
 
@@ -42,15 +46,17 @@ CLIENT_MARGIN = 1.0
 
 
 class PoolWrapper:
-    def __init__(self, dsn, *, min_size=1, max_size=20, timeout=5.0, database_timeout=None):
+    def __init__(
+        self, dsn, *, min_size=1, max_size=20, timeout=5.0, database_timeout=None, init=None
+    ):
         if not 0 <= min_size <= max_size or max_size < 1:
             raise ValueError("need 0 <= min_size <= max_size and max_size >= 1")
         self._dsn = dsn
+        self._init = init
         self._connect_options = {}
         if database_timeout is not None:
             self._connect_options = {
                 "connect_timeout": max(2, math.ceil(database_timeout)),  # libpq's minimum
-                "options": f"-c statement_timeout={round(database_timeout * 1000)}",
             }
             # psycopg2 has one wait callback per process, and each app process
             # one pool. With it psycopg2 waits for the socket here, not in libpq.
@@ -109,6 +115,7 @@ class PoolWrapper:
         self._release(connection)
 
     def _connect(self):
+        connection = None
         try:
             connection = psycopg2.connect(
                 self._dsn,
@@ -117,8 +124,12 @@ class PoolWrapper:
                 **self._connect_options,
             )
             connection.autocommit = True
+            if self._init is not None:
+                self._init(connection)
             return connection
         except BaseException:
+            if connection is not None:
+                connection.close()  # its session is not what init makes it
             with self._changed:
                 self._size -= 1
                 self._changed.notify()

@@ -23,13 +23,18 @@ INSERT_REVIEW = """INSERT INTO review (film_id, rating)
                      RETURNING review_id, film_id, rating"""
 
 # With an Idempotency-Key: nothing is inserted when a review already holds the
-# key (a retry); the statement then waits for a concurrent request with the same
-# key to commit or roll back. SELECT_KEYED_REVIEW, a new statement and so a new
-# snapshot under READ COMMITTED, then sees the review that request stored.
+# key. NOT EXISTS sees a stored one (a retry) before a row is built, so a retry
+# draws no review_id from the sequence; ON CONFLICT catches a concurrent request
+# with the same key, whose INSERT this one waits for (commit or roll back).
+# SELECT_KEYED_REVIEW, a new statement and so a new snapshot under READ
+# COMMITTED (db.py pins it), then reads the review stored under the key.
+# The key is bound twice: Postgres gives a parameter one type, and its two
+# uses here want two (varchar where it is stored, text where it is compared).
 INSERT_KEYED_REVIEW = """INSERT INTO review (film_id, rating, idempotency_key)
                               SELECT film_id, %s, %s
                                 FROM film
                                WHERE film_id = %s
+                                 AND NOT EXISTS (SELECT FROM review WHERE idempotency_key = %s)
                                   ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL
                                   DO NOTHING
                            RETURNING review_id, film_id, rating"""
@@ -43,23 +48,25 @@ def create_review():
     """Store {film_id, rating}; 201 with the stored review. With an
     Idempotency-Key that a stored review holds: 201 with that review again.
 
-    400 if the key is malformed or the body is not JSON, 422 if it is not a
-    review of an existing film or the key was used for another review, 413 if
-    it is larger than the contract allows.
+    413 if the body is larger than the contract allows; else 400 if the key
+    is malformed, then 400 if the body is not JSON, 422 if it is not a review
+    of an existing film or the key was used for another review.
     """
+    # read_body raises 413 past MAX_BODY_BYTES, whether or not the body
+    # declared its length: before the key is read (docs/contract.md).
+    body = read_body(request.stream.read)
     key = parse_idempotency_key(request.headers.getlist("Idempotency-Key"))
-    film_id, rating = parse_review(read_body(request.stream.read))
-    # In a transaction: if Postgres stops answering before the COMMIT, the
-    # client's timeout (503) leaves nothing behind, where a lone statement would
-    # commit whenever the server got to it. Three round trips (BEGIN, INSERT,
-    # COMMIT) for one: a lost answer is then ambiguous only during the COMMIT.
-    with acquire() as connection, connection.transaction():
-        with connection.cursor() as cursor:
-            if key is None:
-                cursor.execute(INSERT_REVIEW, (rating, film_id))
-                review = cursor.fetchone()
-            else:
-                review = insert_keyed(cursor, film_id, rating, key)
+    film_id, rating = parse_review(body)
+    # One statement, which commits by itself (autocommit): one round trip, where
+    # BEGIN, INSERT, COMMIT took three. If Postgres got it but its answer is
+    # lost (frozen, a timeout: 503), the review may be stored; a client that
+    # must know retries with its Idempotency-Key (docs/contract.md, "Writes").
+    with acquire() as connection, connection.cursor() as cursor:
+        if key is None:
+            cursor.execute(INSERT_REVIEW, (rating, film_id))
+            review = cursor.fetchone()
+        else:
+            review = insert_keyed(cursor, film_id, rating, key)
     if review is None:
         raise ContractError(422, UNKNOWN_FILM)
     check_replay(review, film_id, rating)
@@ -69,7 +76,7 @@ def create_review():
 def insert_keyed(cursor, film_id, rating, key):
     """The review stored under key: inserted now, or by an earlier request with
     the key; None if there is none and the film does not exist."""
-    cursor.execute(INSERT_KEYED_REVIEW, (rating, key, film_id))
+    cursor.execute(INSERT_KEYED_REVIEW, (rating, key, film_id, key))
     review = cursor.fetchone()
     if review is None:
         cursor.execute(SELECT_KEYED_REVIEW, (key,))

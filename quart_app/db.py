@@ -10,6 +10,16 @@ from quart import current_app, request
 
 logger = logging.getLogger(__name__)
 
+# What each session needs, whatever an operator made the server's defaults
+# (postgresql.conf, ALTER DATABASE or ROLE ... SET): READ COMMITTED, which the
+# keyed write relies on (reviews.py), and a statement_timeout of
+# DATABASE_TIMEOUT or the server's own, whichever is stricter (0 there: none).
+PIN_SESSION = """SELECT set_config('default_transaction_isolation', 'read committed', false),
+                        set_config('statement_timeout',
+                                   least(nullif(setting::int, 0), $1)::text, false)
+                   FROM pg_settings
+                  WHERE name = 'statement_timeout'"""
+
 
 def init_app(app, settings):
     # asyncpg's pool belongs to the event loop it was created on: the server's,
@@ -20,6 +30,7 @@ def init_app(app, settings):
             min_size=settings.pool_min_size,
             max_size=settings.pool_max_size,
             reset=keep_session,
+            init=session_init(settings),
             **connect_options(settings),
         )
 
@@ -33,32 +44,47 @@ def init_app(app, settings):
 
 def connect_options(settings):
     """Every wait on Postgres bounded by DATABASE_TIMEOUT, as the PoolWrapper's:
-    connecting, and each statement (Postgres cancels it; if Postgres is frozen,
-    asyncpg gives up a second later). Both end in a 503 (errors.py).
+    connecting, and each statement (Postgres cancels it: session_init; if
+    Postgres is frozen, asyncpg gives up a second later). Both end in a 503
+    (errors.py).
 
     Behind a transaction pooler (TRANSACTION_POOLING=1) the next statement may
     run on another server connection: asyncpg's named prepared statements
     ("prepared statement __asyncpg_stmt_1__ does not exist") must go (its reset
     query on release, which would undo the pooler's own settings on a
-    connection that is no longer ours, is gone already: keep_session). The
-    statement timeout is then the pooler's to set (PgBouncer ignores a client's
-    startup settings).
+    connection that is no longer ours, is gone already: keep_session).
     """
     options = {
         "timeout": settings.database_timeout,
         "command_timeout": settings.database_timeout + 1,
-        "server_settings": {"statement_timeout": str(round(settings.database_timeout * 1000))},
     }
     if settings.transaction_pooling:
         options["statement_cache_size"] = 0
     return options
 
 
+def session_init(settings):
+    """The pool's init: PIN_SESSION on each connection it opens, once, not
+    per request. None behind a transaction pooler (TRANSACTION_POOLING=1): the
+    settings would stay on a server connection that serves other clients next;
+    PgBouncer pins its own (connect_query, docker/pgbouncer/entrypoint.sh)."""
+    if settings.transaction_pooling:
+        return None
+    return functools.partial(
+        pin_session, timeout_ms=max(1, round(settings.database_timeout * 1000))
+    )
+
+
+async def pin_session(connection, timeout_ms):
+    await connection.execute(PIN_SESSION, timeout_ms)
+
+
 async def keep_session(connection):
     """The pool's reset, for a connection it takes back: nothing. By default
     asyncpg sends RESET ALL, CLOSE ALL, UNLISTEN * and an advisory unlock, a
-    round trip on every release for session state this app never changes (an
-    open transaction it still rolls back itself)."""
+    round trip on every release, and RESET ALL would undo what session_init
+    set: this app sets its session once and never changes it (an open
+    transaction asyncpg still rolls back itself)."""
 
 
 @asynccontextmanager
@@ -67,7 +93,7 @@ async def acquire():
     POOL_TIMEOUT seconds without a free one (asyncpg would wait forever).
 
     asyncpg commits each statement outside a transaction block by itself: the
-    reads need no transaction; the write opens one (reviews.py).
+    reads need no transaction, nor does the write, one statement (reviews.py).
     """
     extensions = current_app.extensions
     pool = extensions["pool"]

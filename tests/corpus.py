@@ -110,6 +110,31 @@ ERRORS = [
 ]
 
 
+# Two errors at once in a POST /reviews/: the body's size first (413), then the
+# Idempotency-Key (400), then the body's content (400, 422), whatever the order
+# a framework reads them in (docs/contract.md, "Two errors at once"). The
+# Idempotency-Key sent, the body (a list is sent chunked, one chunk per item:
+# over HTTP only), the status and message.
+MALFORMED_KEY = "a b"
+PRECEDENCE = [
+    (MALFORMED_KEY, TOO_LARGE, 413, contract.BODY_TOO_LARGE),
+    (MALFORMED_KEY, [b'{"film_id": 995, "rating": 4, "pad": "', TOO_LARGE, b'"}'], 413,
+     contract.BODY_TOO_LARGE),
+    (MALFORMED_KEY, b"not json", 400, contract.BAD_IDEMPOTENCY_KEY),
+    (MALFORMED_KEY, b"[]", 400, contract.BAD_IDEMPOTENCY_KEY),
+    (MALFORMED_KEY, b'{"film_id": 1001, "rating": 4}', 400, contract.BAD_IDEMPOTENCY_KEY),
+    (MALFORMED_KEY, json.dumps(REVIEW).encode(), 400, contract.BAD_IDEMPOTENCY_KEY),
+    ("k", b"not json", 400, contract.BAD_JSON),
+    ("k", b'{"film_id": 1001, "rating": 4}', 422, contract.UNKNOWN_FILM),
+]  # fmt: skip
+PRECEDENCE_IDS = ["declared-413", "chunked-413", "not-json", "not-a-review", "unknown-film",
+                  "review", "key-then-not-json", "key-then-unknown-film"]  # fmt: skip
+
+# Spaces and tabs around an Idempotency-Key are not part of it (RFC 9110 5.5):
+# each of these is the key "k-1". Sent raw: HTTP clients refuse them.
+PADDED_KEYS = [" k-1", "k-1 ", "\tk-1", "k-1\t", " \t k-1 \t "]
+PADDED_KEY_IDS = ["space", "trailing-space", "tab", "trailing-tab", "both"]
+
 # What a JSON scanner finds hardest, as fragments: quotes, escapes, brackets,
 # separators, numbers' characters, multi-byte and control characters. A body
 # of one or two of them repeated to the limit is the adversarial input of

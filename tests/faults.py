@@ -205,9 +205,12 @@ def get(port, path, timeout=15.0):
     return raw(port, request.encode(), timeout)
 
 
-def post(port, body, timeout=15.0):
-    """POST /reviews/ over a new connection: Response, or None without an answer."""
+def post(port, body, timeout=15.0, key=None):
+    """POST /reviews/ over a new connection, with key as its Idempotency-Key if
+    there is one: Response, or None without an answer."""
     head = f"POST /reviews/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {len(body)}"
+    if key is not None:
+        head += f"\r\nIdempotency-Key: {key}"
     return raw(port, f"{head}\r\n\r\n".encode() + body, timeout)
 
 

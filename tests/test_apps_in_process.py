@@ -10,13 +10,21 @@ The real-server suites stay the proof: what a server does before the app runs
 
 import asyncio
 import json
+import uuid
 
 import psycopg2
 import pytest
 
 from common import contract
 from common.settings import Settings
-from tests.corpus import ERRORS, REVIEW
+from tests.corpus import (
+    ERRORS,
+    PADDED_KEY_IDS,
+    PADDED_KEYS,
+    PRECEDENCE,
+    PRECEDENCE_IDS,
+    REVIEW,
+)
 from tests.helpers import query
 from tools.serve import APPS
 
@@ -223,3 +231,42 @@ def test_errors(app, db, method, path, body, status, message):
     before = last_review(db)
     assert_json(app[1].request(method, path, body), status, {"error": message})
     assert reviews_after(db, before) == []
+
+
+# A chunked body is the HTTP suites' (tests/test_idempotency.py): not every
+# test client can send one.
+DECLARED = [
+    (case, id_)
+    for case, id_ in zip(PRECEDENCE, PRECEDENCE_IDS, strict=True)
+    if isinstance(case[1], bytes)
+]
+
+
+@pytest.mark.parametrize(
+    ("key", "body", "status", "message"),
+    [case for case, _ in DECLARED],
+    ids=[id_ for _, id_ in DECLARED],
+)
+def test_two_errors_at_once_answer_the_first_in_the_contracts_order(
+    app, db, key, body, status, message
+):
+    before = last_review(db)
+    response = app[1].request("POST", "/reviews/", body, {"Idempotency-Key": key})
+    assert_json(response, status, {"error": message})
+    assert reviews_after(db, before) == []
+
+
+@pytest.mark.parametrize("sent", PADDED_KEYS, ids=PADDED_KEY_IDS)
+def test_whitespace_around_the_key_is_not_part_of_it(app, db, sent):
+    key = f"in-process-{uuid.uuid4()}"  # this module keeps the table: a key of its own
+    body = json.dumps(REVIEW).encode()
+    before = last_review(db)
+    first = app[1].request("POST", "/reviews/", body, {"Idempotency-Key": sent.replace("k-1", key)})
+    [(review_id, _, _)] = reviews_after(db, before)
+    assert_json(first, 201, {"review_id": review_id, **REVIEW})
+    assert query(db, "SELECT idempotency_key FROM review WHERE review_id = %s", review_id) == [
+        (key,)
+    ]
+    assert_json(
+        app[1].request("POST", "/reviews/", body, {"Idempotency-Key": key}), 201, first.json
+    )

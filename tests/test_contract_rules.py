@@ -71,9 +71,71 @@ def test_read_body_reads_to_the_end_of_a_short_body(step):
     assert contract.read_body(Dribble(b'{"a": 1}', step).read) == b'{"a": 1}'
 
 
-def test_read_body_stops_one_byte_past_the_limit():
-    body = contract.read_body(Dribble(b"x" * (3 * contract.MAX_BODY_BYTES), 1000).read)
-    assert len(body) == contract.MAX_BODY_BYTES + 1
+def test_read_body_refuses_a_body_one_byte_past_the_limit():
+    """413, having read no more than that byte: a chunked body declares no size."""
+    stream = Dribble(b"x" * (3 * contract.MAX_BODY_BYTES), 1000)
+    assert refused(contract.read_body, stream.read) == (413, contract.BODY_TOO_LARGE)
+    assert len(stream.data) == 2 * contract.MAX_BODY_BYTES - 1
+
+
+def test_read_body_takes_a_body_of_exactly_the_limit():
+    body = b"x" * contract.MAX_BODY_BYTES
+    assert contract.read_body(Dribble(body, 1000).read) == body
+
+
+@pytest.mark.parametrize(
+    ("values", "key"),
+    [
+        ([], None),
+        (["k-1"], "k-1"),
+        ([" k-1"], "k-1"),
+        (["k-1  "], "k-1"),
+        (["\tk-1"], "k-1"),
+        (["k-1\t\t"], "k-1"),
+        ([" \t k-1 \t "], "k-1"),
+        (['"k-1"'], '"k-1"'),
+        ([" " + "x" * contract.MAX_IDEMPOTENCY_KEY + "\t"], "x" * contract.MAX_IDEMPOTENCY_KEY),
+    ],
+    ids=["absent", "plain", "space", "spaces", "tab", "tabs", "both", "quoted", "longest"],
+)
+def test_idempotency_keys_lose_their_surrounding_whitespace(values, key):
+    """RFC 9110 5.5: spaces and tabs around a field value are not part of it."""
+    assert contract.parse_idempotency_key(values) == key
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [""],
+        [" "],
+        ["\t"],
+        [" \t \t"],
+        ["a b"],
+        [" a\tb "],
+        ["a,b"],
+        ["a\x7f"],
+        ["\u00e9"],
+        ["a\n"],
+        ["x" * (contract.MAX_IDEMPOTENCY_KEY + 1)],
+        ["a", "a"],
+    ],
+    ids=[
+        "empty",
+        "a-space",
+        "a-tab",
+        "only-whitespace",
+        "inner-space",
+        "inner-tab",
+        "comma",
+        "del",
+        "non-ascii",
+        "newline",
+        "too-long",
+        "twice",
+    ],
+)
+def test_malformed_idempotency_keys_are_400(values):
+    assert refused(contract.parse_idempotency_key, values) == (400, contract.BAD_IDEMPOTENCY_KEY)
 
 
 def test_a_review():
@@ -197,6 +259,8 @@ def test_no_generated_body_costs_more_than_the_bound(prefix, unit):
         ("57P03", True),  # cannot connect now (starting up)
         ("58030", True),  # I/O error
         ("25006", True),  # read-only transaction: a hot standby
+        ("2200H", True),  # sequence exhausted: review_id has no number left
+        ("22003", False),  # numeric value out of range: class 22 is the data's, not a 503
         ("25P02", False),  # in a failed transaction: the app's bug
         ("42P01", False),  # no such table: a schema the app does not expect
         ("23505", False),  # unique violation

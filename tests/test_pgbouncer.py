@@ -19,6 +19,7 @@ import requests
 from bench.stack.pgbouncer import Bouncer
 from db.load import load
 from tests.helpers import needs_pgbouncer, query, serve
+from tests.test_faults import query_none
 from tools.serve import APPS
 
 pytestmark = pytest.mark.slow  # starts every app under its server
@@ -74,6 +75,31 @@ def test_the_statement_timeout_is_pgbouncers(pgbouncer):
         assert query(connection, "SHOW statement_timeout") == [("5s",)]
     finally:
         connection.close()
+
+
+def test_pgbouncer_pins_what_the_apps_pin_behind_it(bounced_url, bounced_db, tmp_path):
+    """The apps set no session behind a pooler (session_init); PgBouncer's
+    connect_query does, on each server connection, what theirs would: READ
+    COMMITTED whatever the database's default, and the operator's
+    statement_timeout where it is stricter than STATEMENT_TIMEOUT_MS."""
+    database = urlsplit(bounced_url).path.lstrip("/")
+    defaults = [
+        f"ALTER DATABASE {database} SET default_transaction_isolation = 'serializable'",
+        f"ALTER DATABASE {database} SET statement_timeout = '1500ms'",
+    ]
+    for statement in defaults:
+        query_none(bounced_db, statement)
+    try:
+        with open(tmp_path / "pgbouncer.log", "w") as log, Bouncer(bounced_url, log, 1) as bouncer:
+            connection = psycopg2.connect(bouncer.url)
+            try:
+                isolation = query(connection, "SHOW default_transaction_isolation")
+                timeout = query(connection, "SHOW statement_timeout")
+            finally:
+                connection.close()
+    finally:
+        query_none(bounced_db, f"ALTER DATABASE {database} RESET ALL")
+    assert (isolation, timeout) == ([("read committed",)], [("1500ms",)])
 
 
 def hammer(url, film_id, outcomes):

@@ -160,3 +160,41 @@ def test_connection_returned_after_close_is_closed(pool):
         pool.close()
     assert connection.closed
     assert pool.size == 0
+
+
+def init_running(sql, given):
+    """A pool's init that keeps each connection it is given, then runs sql on it."""
+
+    def init(connection):
+        given.append(connection)
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+
+    return init
+
+
+def test_init_runs_once_per_connection_before_its_first_use(database_url, db):
+    given = []
+    init = init_running("SET application_name = 'initialised'", given)
+    pool = PoolWrapper(database_url, min_size=0, max_size=2, init=init).open()
+    try:
+        for _ in range(5):
+            with pool.acquire() as connection, connection.cursor() as cursor:
+                cursor.execute("SELECT current_setting('application_name') AS name")
+                assert cursor.fetchone()["name"] == "initialised"
+        assert given == [connection]
+    finally:
+        pool.close()
+
+
+def test_a_connection_whose_init_failed_is_closed_and_not_counted(database_url, db):
+    given = []
+    init = init_running("SELECT 1 / 0", given)
+    pool = PoolWrapper(database_url, min_size=0, max_size=1, timeout=0.5, init=init).open()
+    for _ in range(2):  # the second would wait for a lost slot: TimeoutError
+        with pytest.raises(psycopg2.errors.DivisionByZero):
+            with pool.acquire():
+                pass
+    assert (pool.size, pool.idle) == (0, 0)
+    assert len(given) == 2 and all(connection.closed for connection in given)
+    pool.close()

@@ -1,10 +1,14 @@
 """Round trips to Postgres per request, counted by the delay proxy (the
 writes it carries from app to server) in front of every app: one for a read,
-three for a write (BEGIN, INSERT, COMMIT: docs/contract.md, "Writes"), in all
-four apps. psycopg2 would add a BEGIN and a COMMIT to every read, asyncpg's
-pool a reset query to every request."""
+one for a new review, with an Idempotency-Key or without (a single INSERT in
+autocommit: docs/contract.md, "Writes"), two for a replay of a stored key (the
+INSERT finds the key taken, a SELECT reads the review), in all four apps.
+psycopg2 would add a BEGIN and a COMMIT to every statement, asyncpg's pool a
+reset query to every request, and a transaction block around the write a BEGIN
+and a COMMIT."""
 
 import http.client
+import itertools
 import json
 from urllib.parse import urlsplit
 
@@ -17,12 +21,27 @@ from tools.serve import APPS, running
 pytestmark = pytest.mark.slow  # apps through the delay proxy
 
 REQUESTS = 20
+REVIEW = json.dumps({"film_id": 995, "rating": 4})
+KEYS = (f"round-trip-{n}" for n in itertools.count())
+
+
+def new_key():
+    return next(KEYS)
+
+
+def replayed_key():
+    return "round-trip-replay"  # stored by the first request, replayed after
+
+
 ROUTES = [
-    ("GET", "/films/995/", None, 1),
-    ("GET", "/films/?year.gt=2005", None, 1),
-    ("GET", "/health", None, 1),
-    ("POST", "/reviews/", json.dumps({"film_id": 995, "rating": 4}), 3),
+    ("GET", "/films/995/", None, None, 1),
+    ("GET", "/films/?year.gt=2005", None, None, 1),
+    ("GET", "/health", None, None, 1),
+    ("POST", "/reviews/", REVIEW, None, 1),
+    ("POST", "/reviews/", REVIEW, new_key, 1),
+    ("POST", "/reviews/", REVIEW, replayed_key, 2),
 ]
+IDS = ["film", "films", "health", "review", "keyed review", "replay"]
 
 
 @pytest.fixture(scope="module", params=APPS)
@@ -35,23 +54,27 @@ def app(request, database_url, tmp_path_factory):
             yield port, proxy
 
 
-@pytest.mark.parametrize(("method", "path", "body", "round_trips"), ROUTES)
-def test_round_trips_per_request(app, db, method, path, body, round_trips):
+@pytest.mark.parametrize(("method", "path", "body", "key", "round_trips"), ROUTES, ids=IDS)
+def test_round_trips_per_request(app, db, method, path, body, key, round_trips):
     port, proxy = app
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
     try:
-        send(connection, method, path, body)  # connects, prepares its statement
+        for _ in range(2):  # connects, prepares its statements (a replay's, the second)
+            send(connection, method, path, body, key)
         before = proxy.counts()["writes"]
         for _ in range(REQUESTS):
-            send(connection, method, path, body)
+            send(connection, method, path, body, key)
         sent = proxy.counts()["writes"] - before
     finally:
         connection.close()
     assert sent / REQUESTS == pytest.approx(round_trips, abs=0.1), urlsplit(path).path
 
 
-def send(connection, method, path, body):
-    connection.request(method, path, body, {"Content-Type": "application/json"})
+def send(connection, method, path, body, key):
+    headers = {"Content-Type": "application/json"}
+    if key is not None:
+        headers["Idempotency-Key"] = key()
+    connection.request(method, path, body, headers)
     response = connection.getresponse()
     response.read()
     assert response.status in (200, 201)
