@@ -40,6 +40,8 @@ import psycopg2
 import psycopg2.extensions
 import psycopg2.extras
 
+from common import contract, session
+
 # The client's bound exceeds the server's statement_timeout by this much, so
 # that a live server cancels the statement itself and the connection survives.
 CLIENT_MARGIN = 1.0
@@ -76,6 +78,12 @@ class PoolWrapper:
         self._size = 0  # connections open, idle or in use
         self._changed = threading.Condition()
         self._closed = False
+
+    @classmethod
+    def from_settings(cls, settings):
+        """The pool an app's Settings ask for, its sessions pinned."""
+        arguments = session.pool_arguments(settings)
+        return cls(settings.database_url, **arguments, init=session_init(settings))
 
     def open(self):
         """Open min_size connections now, so that a bad DSN fails at startup."""
@@ -177,6 +185,45 @@ class Connection(psycopg2.extensions.connection):
         `with connection:` is one transaction also in autocommit (BEGIN, then
         COMMIT, or ROLLBACK if the block raised)."""
         return self
+
+
+PIN_SESSION = session.PIN_SESSION.format(timeout="%s")
+
+# What a view may raise through this pool that is the database's doing, not
+# the request's: the apps register one handler for these (each app's
+# errors.py), which asks unavailable() whether it is the contract's 503.
+DATABASE_ERRORS = (psycopg2.Error, TimeoutError)
+# What psycopg2 raises itself about the connection, with no SQLSTATE: refused
+# (also by pg_hba.conf), lost, timed out (this pool's deadline), closed. It
+# raises the same classes for Postgres' own errors, which carry a SQLSTATE
+# (OperationalError also covers "statement too complex"): those go by it.
+CONNECTION_ERRORS = (psycopg2.OperationalError, psycopg2.InterfaceError)
+
+
+def unavailable(exception):
+    """Whether one of DATABASE_ERRORS means the database cannot serve this now
+    (503): no free connection in time, a connection psycopg2 lost or could not
+    open, or Postgres' SQLSTATE says so (a read-only standby, a deadlock, a
+    login refused: common/contract.py). A write that failed so was not
+    committed: the pool rolls it back."""
+    if isinstance(exception, TimeoutError):
+        return True
+    if exception.pgcode is None and isinstance(exception, CONNECTION_ERRORS):
+        return True
+    return contract.unavailable(exception.pgcode)
+
+
+def session_init(settings):
+    """The pool's init: common/session.py's PIN_SESSION on each connection it
+    opens, or None behind a transaction pooler."""
+    if not session.pinned(settings):
+        return None
+    return partial(pin_session, timeout_ms=session.timeout_ms(settings))
+
+
+def pin_session(connection, timeout_ms):
+    with connection.cursor() as cursor:
+        cursor.execute(PIN_SESSION, (timeout_ms,))
 
 
 def _wait_bounded(connection, timeout, select=select.select):

@@ -3,7 +3,6 @@
 import traceback
 
 import falcon
-import psycopg2
 from gunicorn.http.errors import NoMoreData, ParseException
 
 from common.contract import (
@@ -16,8 +15,8 @@ from common.contract import (
     NOT_FOUND,
     REQUEST_TIMEOUT,
     ContractError,
-    unavailable,
 )
+from common.pool_wrapper import DATABASE_ERRORS, unavailable
 
 MESSAGES = {
     404: NOT_FOUND,
@@ -27,21 +26,12 @@ MESSAGES = {
     500: INTERNAL_ERROR,
 }
 
-# No free connection in time. psycopg2's errors go to database_error.
-UNAVAILABLE = (TimeoutError,)
-# What psycopg2 raises itself about the connection, with no SQLSTATE: refused
-# (also by pg_hba.conf), lost, timed out (the PoolWrapper's deadline), closed.
-# It raises the same classes for Postgres' own errors, which carry a SQLSTATE
-# (OperationalError also covers "statement too complex"): those go by it.
-CONNECTION_ERRORS = (psycopg2.OperationalError, psycopg2.InterfaceError)
-
 
 def init_app(app):
     app.add_middleware(ContractChecks())
     app.add_error_handler(ContractError, contract_error)
     app.set_error_serializer(http_error)
-    app.add_error_handler(psycopg2.Error, database_error)
-    app.add_error_handler(UNAVAILABLE, database_unavailable)
+    app.add_error_handler(DATABASE_ERRORS, database_error)
     app.add_error_handler((ParseException, NoMoreData), malformed_request)
 
 
@@ -96,22 +86,14 @@ def malformed_request(req, resp, exception, params):
 
 
 def database_error(req, resp, exception, params):
-    """503 if the database cannot serve this now: psycopg2 lost or could not
-    open the connection, or Postgres' SQLSTATE says so (a read-only standby, a
-    deadlock, a login refused: common/contract.py). A write that failed so was
-    not committed: the PoolWrapper rolls it back. Any other error is a 500 like
-    any other, logged as Falcon's own handler logs one (re-raised, it would
-    leave Falcon's app)."""
-    connection = exception.pgcode is None and isinstance(exception, CONNECTION_ERRORS)
-    if connection or unavailable(exception.pgcode):
-        return database_unavailable(req, resp, exception, params)
+    """503 if the database cannot serve this now (the PoolWrapper knows its
+    driver's errors: no free connection in time, a lost connection, a SQLSTATE
+    that says so), else a 500 like any other error, logged as Falcon's own
+    handler logs one (re-raised, it would leave Falcon's app)."""
+    if unavailable(exception):
+        return error(resp, 503, DATABASE_UNAVAILABLE)
     req.log_error(traceback.format_exc())
     raise falcon.HTTPInternalServerError()
-
-
-def database_unavailable(req, resp, exception, params):
-    """The pool had no free connection in time, or Postgres did not answer."""
-    error(resp, 503, DATABASE_UNAVAILABLE)
 
 
 def error(resp, status, message):

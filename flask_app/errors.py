@@ -1,6 +1,5 @@
 """Every error as JSON {"error": message}, the same in all four apps."""
 
-import psycopg2
 from flask import jsonify, request
 from gunicorn.http.errors import NoMoreData, ParseException
 from werkzeug.exceptions import HTTPException
@@ -16,8 +15,8 @@ from common.contract import (
     REQUEST_TIMEOUT,
     ContractError,
     allow_header,
-    unavailable,
 )
+from common.pool_wrapper import DATABASE_ERRORS, unavailable
 
 MESSAGES = {
     404: NOT_FOUND,
@@ -27,22 +26,13 @@ MESSAGES = {
     500: INTERNAL_ERROR,
 }
 
-# No free connection in time. psycopg2's errors go to database_error.
-UNAVAILABLE = (TimeoutError,)
-# What psycopg2 raises itself about the connection, with no SQLSTATE: refused
-# (also by pg_hba.conf), lost, timed out (the PoolWrapper's deadline), closed.
-# It raises the same classes for Postgres' own errors, which carry a SQLSTATE
-# (OperationalError also covers "statement too complex"): those go by it.
-CONNECTION_ERRORS = (psycopg2.OperationalError, psycopg2.InterfaceError)
-
 
 def init_app(app):
     app.before_request(refuse_before_routing)
     app.register_error_handler(ContractError, contract_error)
     app.register_error_handler(HTTPException, http_error)
-    app.register_error_handler(psycopg2.Error, database_error)
-    for exception in UNAVAILABLE:
-        app.register_error_handler(exception, database_unavailable)
+    for exception in DATABASE_ERRORS:
+        app.register_error_handler(exception, database_error)
     app.register_error_handler(ParseException, malformed_request)
     app.register_error_handler(NoMoreData, malformed_request)
 
@@ -80,20 +70,12 @@ def malformed_request(exception):
 
 
 def database_error(exception):
-    """503 if the database cannot serve this now: psycopg2 lost or could not
-    open the connection, or Postgres' SQLSTATE says so (a read-only standby, a
-    deadlock, a login refused: common/contract.py). A write that failed so was
-    not committed: the PoolWrapper rolls it back. Any other error is a 500 like
-    any other, logged by Flask."""
-    connection = exception.pgcode is None and isinstance(exception, CONNECTION_ERRORS)
-    if connection or unavailable(exception.pgcode):
-        return database_unavailable(exception)
+    """503 if the database cannot serve this now (the PoolWrapper knows its
+    driver's errors: no free connection in time, a lost connection, a SQLSTATE
+    that says so), else a 500 like any other error, logged by Flask."""
+    if unavailable(exception):
+        return error(503, DATABASE_UNAVAILABLE)
     raise exception
-
-
-def database_unavailable(exception):
-    """The pool had no free connection in time, or Postgres did not answer."""
-    return error(503, DATABASE_UNAVAILABLE)
 
 
 def error(status, message):

@@ -10,10 +10,12 @@ serve.sh (the one command that serves it in production) and app.toml:
     name = "flask"                   # what ./benchmark.sh and the tests call it
     order = 1                        # where it stands in every list
     framework = "Flask 3"            # as the docs name it
-    packages = ["flask"]             # its framework's distributions, versioned in reports
+    packages = ["flask"]             # its framework's distributions, versioned in
+                                     # reports (default: its name)
     interface = "wsgi"               # wsgi or asgi: the servers that can run it
     factory = "flask_app:create_app" # what each worker process calls once
-    driver = "psycopg2-binary"       # the distribution that reaches Postgres
+                                     # (default: the folder's create_app)
+    driver = "psycopg2-binary"       # what reaches Postgres, through its PoolWrapper in common/
 
     python -m infra.apps             # the table of the apps, as docs/architecture.md has it
 """
@@ -74,9 +76,9 @@ def read(path):
             name=data["name"],
             order=int(data["order"]),
             framework=data["framework"],
-            packages=tuple(data["packages"]),
+            packages=tuple(data.get("packages", [data["name"]])),
             interface=data["interface"],
-            factory=data["factory"],
+            factory=data.get("factory", f"{path.parent.name}:create_app"),
             driver=data["driver"],
             folder=path.parent,
         )

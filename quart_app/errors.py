@@ -1,9 +1,9 @@
 """Every error as JSON {"error": message}, the same in all four apps."""
 
-import asyncpg
 from quart import jsonify, request
 from werkzeug.exceptions import HTTPException
 
+from common.async_pool_wrapper import DATABASE_ERRORS, unavailable
 from common.contract import (
     BODY_TOO_LARGE,
     DATABASE_UNAVAILABLE,
@@ -15,7 +15,6 @@ from common.contract import (
     REQUEST_TIMEOUT,
     ContractError,
     allow_header,
-    unavailable,
 )
 
 MESSAGES = {
@@ -26,24 +25,14 @@ MESSAGES = {
     500: INTERNAL_ERROR,
 }
 
-# No free connection in time (TimeoutError), a refused socket (OSError), or what
-# asyncpg raises itself, without a SQLSTATE, about a connection Postgres
-# dropped: lost mid-query (ConnectionDoesNotExistError), closed under a
-# transaction block (InterfaceError), left busy by a cancelled operation
-# (InternalClientError: "cannot switch to state ..."). Errors from Postgres go
-# by their SQLSTATE (database_error). A write that failed so was not committed:
-# its transaction rolls back with the connection.
-UNAVAILABLE = (TimeoutError, OSError, asyncpg.InterfaceError, asyncpg.InternalClientError)
-
 
 # Every hook is a coroutine function: Quart runs a plain function in a thread.
 def init_app(app):
     app.before_request(refuse_before_routing)
     app.register_error_handler(ContractError, contract_error)
     app.register_error_handler(HTTPException, http_error)
-    app.register_error_handler(asyncpg.PostgresError, database_error)
-    for exception in UNAVAILABLE:
-        app.register_error_handler(exception, database_unavailable)
+    for exception in DATABASE_ERRORS:
+        app.register_error_handler(exception, database_error)
 
 
 async def refuse_before_routing():
@@ -75,17 +64,12 @@ async def http_error(exception):
 
 
 async def database_error(exception):
-    """Postgres refused the statement: 503 if its SQLSTATE says the database
-    cannot serve this now (a read-only standby, a deadlock, a login refused:
-    common/contract.py), else a 500 like any other error, logged by Quart."""
-    if unavailable(exception.sqlstate):
-        return await database_unavailable(exception)
+    """503 if the database cannot serve this now (the PoolWrapper knows its
+    driver's errors: no free connection in time, a lost connection, a SQLSTATE
+    that says so), else a 500 like any other error, logged by Quart."""
+    if unavailable(exception):
+        return error(503, DATABASE_UNAVAILABLE)
     raise exception
-
-
-async def database_unavailable(exception):
-    """The pool had no free connection in time, or Postgres did not answer."""
-    return error(503, DATABASE_UNAVAILABLE)
 
 
 def error(status, message):

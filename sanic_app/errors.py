@@ -2,10 +2,10 @@
 
 import re
 
-import asyncpg
 from sanic import json
 from sanic.exceptions import PayloadTooLarge, SanicException, ServerError, ServiceUnavailable
 
+from common.async_pool_wrapper import DATABASE_ERRORS, unavailable
 from common.contract import (
     BODY_TOO_LARGE,
     DATABASE_UNAVAILABLE,
@@ -19,7 +19,6 @@ from common.contract import (
     REQUEST_TIMEOUT,
     ContractError,
     allow_header,
-    unavailable,
 )
 
 # Sanic's own 400s are its parser's (bad framing, bad Content-Length): the app's
@@ -42,15 +41,6 @@ METHOD = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Z]+")
 FIELD_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9a-z]+")  # Sanic lower-cases names
 FIELD_VALUE_FORBIDDEN = re.compile(r"[\x00\r\n]")
 
-# No free connection in time (TimeoutError), a refused socket (OSError), or what
-# asyncpg raises itself, without a SQLSTATE, about a connection Postgres
-# dropped: lost mid-query (ConnectionDoesNotExistError), closed under a
-# transaction block (InterfaceError), left busy by a cancelled operation
-# (InternalClientError: "cannot switch to state ..."). Errors from Postgres go
-# by their SQLSTATE (database_error). A write that failed so was not committed:
-# its transaction rolls back with the connection.
-UNAVAILABLE = (TimeoutError, OSError, asyncpg.InterfaceError, asyncpg.InternalClientError)
-
 
 def init_app(app):
     app.on_request(refuse_before_routing)
@@ -59,9 +49,8 @@ def init_app(app):
     # "status", "message"}, and its default (FALLBACK_ERROR_FORMAT "auto") is
     # HTML for a browser.
     app.error_handler.add(Exception, http_error)
-    app.error_handler.add(asyncpg.PostgresError, database_error)
-    for exception in UNAVAILABLE:
-        app.error_handler.add(exception, database_unavailable)
+    for exception in DATABASE_ERRORS:
+        app.error_handler.add(exception, database_error)
 
 
 def refuse_before_routing(request):
@@ -119,17 +108,12 @@ def http_error(request, exception):
 
 
 def database_error(request, exception):
-    """Postgres refused the statement: 503 if its SQLSTATE says the database
-    cannot serve this now (a read-only standby, a deadlock, a login refused:
-    common/contract.py), else a 500 like any other error, logged."""
-    if unavailable(exception.sqlstate):
-        return database_unavailable(request, exception)
+    """503 if the database cannot serve this now (the PoolWrapper knows its
+    driver's errors: no free connection in time, a lost connection, a SQLSTATE
+    that says so), else a 500 like any other error, logged."""
+    if unavailable(exception):
+        return error(503, DATABASE_UNAVAILABLE)
     return http_error(request, exception)
-
-
-def database_unavailable(request, exception):
-    """The pool had no free connection in time, or Postgres did not answer."""
-    return error(503, DATABASE_UNAVAILABLE)
 
 
 def error(status, message):

@@ -1,4 +1,5 @@
-"""Each app's session_init (its db.py), in process on the test database: on a
+"""Each app's session_init (its driver's PoolWrapper in common/), in process
+on the test database: on a
 new connection it pins READ COMMITTED and the stricter of DATABASE_TIMEOUT and
 the server's own statement_timeout (0 there: none), whatever the server's
 defaults; behind a transaction pooler it pins nothing (PgBouncer does:
@@ -7,12 +8,12 @@ session's own SET, which PIN_SESSION reads as it reads ALTER DATABASE's and
 ALTER ROLE's (tests/test_database_changes.py sets those, under the servers)."""
 
 import asyncio
-import importlib
 
 import asyncpg
 import psycopg2
 import pytest
 
+from common import async_pool_wrapper, pool_wrapper
 from common.settings import Settings
 from infra import apps
 from tests.helpers import query
@@ -34,9 +35,9 @@ def settings(database_url, database_timeout, transaction_pooling="0"):
 def session_after_init(app, database_url, server_defaults, app_settings):
     """(statement_timeout, transaction_isolation) of a new connection of the
     app's driver, on which server_defaults ran and then the app's init, if any."""
-    declared = apps.get(app)
-    init = importlib.import_module(f"{declared.module}.db").session_init(app_settings)
-    return DRIVERS[declared.driver](database_url, server_defaults, init)
+    driver = apps.get(app).driver
+    init = POOLS[driver].session_init(app_settings)
+    return DRIVERS[driver](database_url, server_defaults, init)
 
 
 def psycopg2_session(database_url, server_defaults, init):
@@ -66,8 +67,10 @@ async def async_session(database_url, server_defaults, init):
         await connection.close()
 
 
-# Each app's driver (its app.toml), and how to open a connection of it here.
+# Each app's driver (its app.toml), how to open a connection of it here, and
+# the PoolWrapper of common/ that pins its sessions.
 DRIVERS = {"psycopg2-binary": psycopg2_session, "asyncpg": asyncpg_session}
+POOLS = {"psycopg2-binary": pool_wrapper, "asyncpg": async_pool_wrapper}
 
 
 def query_none(connection, sql):
@@ -113,5 +116,5 @@ def test_session_init_pins_nothing_behind_a_transaction_pooler(app, database_url
 def test_a_timeout_under_a_millisecond_is_one_not_none(app, database_url):
     """statement_timeout counts milliseconds, and 0 means none: a smaller
     DATABASE_TIMEOUT is pinned as 1 ms, not as no bound at all."""
-    db = importlib.import_module(f"{apps.get(app).module}.db")
-    assert db.session_init(settings(database_url, 0.0001)).keywords == {"timeout_ms": 1}
+    pool = POOLS[apps.get(app).driver]
+    assert pool.session_init(settings(database_url, 0.0001)).keywords == {"timeout_ms": 1}

@@ -1,0 +1,131 @@
+"""asyncpg's pool in the PoolWrapper's shape (common/pool_wrapper.py): the
+async apps write ``async with pool.acquire() as connection:`` where the sync
+ones write ``with pool.acquire() as connection:``; both are made from the
+app's Settings by from_settings(). Unlike asyncpg's own pool as it comes, it
+
+* waits at most POOL_TIMEOUT for a free connection, then raises TimeoutError
+  (the apps answer 503), where asyncpg would wait forever;
+* bounds every wait on Postgres by DATABASE_TIMEOUT: connecting, and each
+  statement (Postgres cancels it: the session's statement_timeout,
+  common/session.py; a frozen server: asyncpg gives up a second later);
+* pins each new connection's session once (common/session.py);
+* sends nothing when it takes a connection back: by default asyncpg sends
+  RESET ALL, CLOSE ALL, UNLISTEN * and an advisory unlock, a round trip on
+  every release, and RESET ALL would undo the pinned session (an open
+  transaction asyncpg still rolls back itself);
+* behind a transaction pooler (TRANSACTION_POOLING=1), keeps no named prepared
+  statement: the next statement may run on another server connection
+  ("prepared statement __asyncpg_stmt_1__ does not exist");
+* keeps what a block did when the connection fails on release (Postgres went
+  away after its statement committed): a stored review is answered 201, not 500.
+
+asyncpg's pool belongs to the event loop it was opened on: open() and close()
+run on the server's loop (each app's hooks), never at import.
+"""
+
+import functools
+import logging
+from contextlib import asynccontextmanager
+
+import asyncpg
+
+from common import contract, session
+
+logger = logging.getLogger(__name__)
+
+
+class PoolWrapper:
+    def __init__(
+        self,
+        dsn,
+        *,
+        min_size=1,
+        max_size=20,
+        timeout=5.0,
+        database_timeout=None,
+        init=None,
+        statement_cache=True,
+    ):
+        self._dsn = dsn
+        self._sizes = {"min_size": min_size, "max_size": max_size}
+        self._timeout = timeout
+        self._init = init
+        self._options = {} if statement_cache else {"statement_cache_size": 0}
+        if database_timeout is not None:
+            self._options.update(timeout=database_timeout, command_timeout=database_timeout + 1)
+        self._pool = None
+
+    @classmethod
+    def from_settings(cls, settings):
+        """The pool an app's Settings ask for, its sessions pinned."""
+        arguments = session.pool_arguments(settings)
+        return cls(
+            settings.database_url,
+            **arguments,
+            init=session_init(settings),
+            statement_cache=not settings.transaction_pooling,
+        )
+
+    async def open(self):
+        """Open the pool (min_size connections now)."""
+        self._pool = await asyncpg.create_pool(
+            self._dsn, **self._sizes, reset=keep_session, init=self._init, **self._options
+        )
+        return self
+
+    async def close(self):
+        await self._pool.close()
+
+    @asynccontextmanager
+    async def acquire(self):
+        """A pooled connection for an async with block; TimeoutError after
+        POOL_TIMEOUT seconds without a free one."""
+        pool = self._pool
+        connection = await pool.acquire(timeout=self._timeout)
+        try:
+            yield connection
+        finally:
+            try:
+                await pool.release(connection)
+            except Exception:  # asyncpg has terminated it; the pool opens another
+                logger.warning("a connection failed on release and was closed", exc_info=True)
+
+
+def session_init(settings):
+    """The pool's init: common/session.py's PIN_SESSION on each connection it
+    opens, or None behind a transaction pooler."""
+    if not session.pinned(settings):
+        return None
+    return functools.partial(pin_session, timeout_ms=session.timeout_ms(settings))
+
+
+PIN_SESSION = session.PIN_SESSION.format(timeout="$1")
+
+# What a view may raise through this pool that is the database's doing, not
+# the request's: the apps register one handler for these (each app's
+# errors.py), which asks unavailable() whether it is the contract's 503.
+# Beside Postgres' own errors: no free connection in time (TimeoutError), a
+# refused socket (OSError), or what asyncpg raises itself, without a SQLSTATE,
+# about a connection Postgres dropped: lost mid-query
+# (ConnectionDoesNotExistError), closed (InterfaceError), left busy by a
+# cancelled operation (InternalClientError: "cannot switch to state ...").
+CONNECTION_ERRORS = (TimeoutError, OSError, asyncpg.InterfaceError, asyncpg.InternalClientError)
+DATABASE_ERRORS = (asyncpg.PostgresError, *CONNECTION_ERRORS)
+
+
+def unavailable(exception):
+    """Whether one of DATABASE_ERRORS means the database cannot serve this now
+    (503): the connection's errors, or Postgres' SQLSTATE says so (a read-only
+    standby, a deadlock, a login refused: common/contract.py). A write that
+    failed so was not committed."""
+    if isinstance(exception, CONNECTION_ERRORS):
+        return True
+    return contract.unavailable(exception.sqlstate)
+
+
+async def pin_session(connection, timeout_ms):
+    await connection.execute(PIN_SESSION, timeout_ms)
+
+
+async def keep_session(connection):
+    """The pool's reset: nothing (see the module's docstring)."""
