@@ -82,7 +82,7 @@ def test_a_fifth_app_is_served_measured_and_reported_with_no_other_file_changed(
         timeout=300,
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    [saved] = results.glob("*.json")
+    [saved] = results.glob("*/*.json")
     data = json.loads(saved.read_text())
     assert [(a["app"], a["status"]) for a in data["apps"]] == [  # as the command names them
         ("fifth", "measured"),
