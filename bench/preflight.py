@@ -40,24 +40,35 @@ class Scanner(argparse.ArgumentParser):
             return None
 
 
-def needed_to_serve(argv):
-    """tools/serve.py's: nginx in front with --proxy."""
+def serving():
+    """The options of tools/serve.py's command line that need a tool."""
     scanner = Scanner()
     scanner.add_argument("--proxy", action="store_true")
-    known = scanner.scan(argv)
-    return ["nginx"] if known and known.proxy else []
+    return scanner
 
 
-def needed_to_measure(argv):
-    """bench/arguments.py's: wrk for every closed-loop run (and --rate auto's
-    peaks); nginx in front (--proxy on or both, --replicas above 1) of the
-    apps a run starts; PgBouncer; taskset to pin. --help needs none."""
+def measuring():
+    """The options of bench/arguments.py's command line that need a tool, or
+    say that none is needed (--help)."""
     scanner = Scanner()
     for option in ("--rate", "--proxy", "--replicas", "--pin", "--target"):
         scanner.add_argument(option)
     for flag in (["--pgbouncer"], ["-h", "--help"]):
         scanner.add_argument(*flag, action="store_true")
-    known = scanner.scan(argv)
+    return scanner
+
+
+def needed_to_serve(argv):
+    """nginx in front with --proxy."""
+    known = serving().scan(argv)
+    return ["nginx"] if known and known.proxy else []
+
+
+def needed_to_measure(argv):
+    """wrk for every closed-loop run (and --rate auto's peaks); nginx in front
+    (--proxy on or both, --replicas above 1) of the apps a run starts;
+    PgBouncer; taskset to pin. --help needs none."""
+    known = measuring().scan(argv)
     if known is None or known.help:
         return []
     copies = [int(part) for part in (known.replicas or "").split(",") if part.strip().isdigit()]

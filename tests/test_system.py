@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from bench import cli, preflight
+from bench import arguments, cli, preflight
 from tests.system_tools import system_tool, unavailable
-from tools import ROOT
+from tools import ROOT, serve
 
 SYSTEM = ROOT / "scripts" / "system.sh"
 NOBODY = 65534
@@ -178,6 +178,16 @@ def test_every_tool_named_is_in_system_sh_table(path):
 )
 def test_the_tools_a_benchmark_needs(argv, tools):
     assert preflight.tools_needed(argv) == tools
+
+
+def test_the_scanners_read_real_options():
+    """Each option bench/preflight.py reads is one of the command line it
+    reads it for: a renamed option fails here rather than go unseen."""
+    real = arguments.parser()._option_string_actions
+    assert set(preflight.measuring()._option_string_actions) <= set(real)
+    assert {"on", "both"} < set(real["--proxy"].choices)
+    assert set(preflight.serving()._option_string_actions) == {"--proxy"}
+    assert serve.arguments(["quart", "--proxy"]).proxy
 
 
 def test_python_m_bench_refuses_the_same_installing_nothing(path, monkeypatch):
