@@ -24,12 +24,17 @@ if (($# == 0)); then
     exit 2
 fi
 if [[ "$1" == "--serve" ]]; then
-    # tools/serve.py reads and checks the rest (one line, exit 2, if wrong),
-    # and stops what it started on Ctrl-C, SIGTERM or SIGHUP.
+    # Before any pip, nginx for --proxy: installed, or refused in one line.
+    python3 -m bench.preflight "$@"
     shift
     bash scripts/venv.sh
+    # tools/serve.py reads and checks the rest (one line, exit 2, if wrong),
+    # and stops what it started on Ctrl-C, SIGTERM or SIGHUP.
     exec .venv/bin/python -m tools.serve "$@"
 fi
+# Before any pip, the system tools these options need (bench/preflight.py,
+# the standard library alone): installed, or refused in one line.
+python3 -m bench.preflight "$@"
 # Every measuring run draws its charts: their stack comes in the same pip call
 # as the apps' (scripts/venv.sh), not in a second one at the end of the run.
 bash scripts/venv.sh requirements.txt requirements-charts.txt

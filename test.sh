@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# Run the test suite: installs the pinned dependencies, every extra the
-# benchmark installs when it needs it (requirements-*.txt), the test-only
-# tools (requirements-dev.txt) and what the migration guide's examples use
-# (requirements-examples.txt) into .venv, starts a throwaway Postgres unless
-# DATABASE_URL is set, and runs every app under its production server. Extra
-# arguments go to pytest, e.g. ./test.sh -k flask
+# Run the test suite. First every system tool the tests run (wrk, nginx,
+# PgBouncer, Docker, ...: scripts/system.sh's table), installed where missing
+# or refused in one line; then, into .venv, the pinned dependencies, every
+# extra the benchmark installs when it needs it (requirements-*.txt), the
+# test-only tools (requirements-dev.txt) and what the migration guide's
+# examples use (requirements-examples.txt). The tests start a throwaway
+# Postgres unless TEST_DATABASE_URL is set (never DATABASE_URL), and run every
+# app under its production server. Extra arguments go to pytest, e.g.
+# ./test.sh -k flask
 set -Eeuo pipefail
 cd "$(dirname "$0")"
+bash scripts/system.sh --all
+# Every tool is here now: a test that finds one missing fails instead of
+# skipping (tests/system_tools.py).
+export SYSTEM_TOOLS=installed
 bash scripts/venv.sh requirements.txt requirements-servers.txt requirements-charts.txt \
     requirements-openloop.txt requirements-dev.txt requirements-examples.txt
 .venv/bin/ruff check .

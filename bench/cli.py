@@ -4,19 +4,17 @@ is refused in one line before anything starts (exit 2); a run that cannot go
 on says why in one line (exit 1); Ctrl-C, SIGTERM or SIGHUP stop everything
 it started (exit 1)."""
 
-import shutil
 import sys
 
 from bench.arguments import parser
 from bench.errors import BenchmarkError
 from bench.modes import tune
 from bench.options import FIELDS, grouped
+from bench.preflight import missing
 from bench.refusals import refusal
 from bench.routes import ROUTES
 from bench.run import run
-from bench.stack import pgbouncer
 from infra.apps import names
-from tools import proxy
 from tools.command import one_line, stop_on_signals
 
 
@@ -46,20 +44,6 @@ def routes_of(args):
     if args.target and not args.database_url:
         return [key for key in ROUTES if not ROUTES[key].writes]
     return list(ROUTES)
-
-
-def missing_tool(options):
-    """The system tool these options need and this machine lacks, as advice."""
-    stack = options.stack
-    if (not options.rates or options.rates == "auto") and not shutil.which("wrk"):
-        return "wrk is not installed: apt-get install wrk (Debian/Ubuntu), brew install wrk (macOS)"
-    if (stack.proxy != "off" or max(stack.replicas) > 1) and not proxy.binary():
-        return "--proxy and --replicas need nginx: apt-get install nginx-light (Debian/Ubuntu)"
-    if stack.pgbouncer and not pgbouncer.binary():
-        return "--pgbouncer needs PgBouncer: apt-get install pgbouncer (Debian/Ubuntu)"
-    if options.pinning and not shutil.which("taskset"):
-        return "--pin needs taskset (util-linux)"
-    return None
 
 
 def options_of(args, apps, argv):
@@ -93,7 +77,8 @@ def checked(argv):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     options, slots = checked(argv)
-    problem = missing_tool(options)
+    # The tools these options need: benchmark.sh installed them before pip.
+    problem = missing(argv)
     if problem:
         sys.exit(problem)
     stop_on_signals()

@@ -10,13 +10,12 @@ docs/explorer.png`)."""
 import contextlib
 import io
 import json
-import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-import pytest
+from tests.system_tools import system_tool
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 FLAGS = [
@@ -32,13 +31,9 @@ SIZE = (1280, 1000)
 
 
 def needs_chromium():
-    """Skip the test where Chromium or its driver is not installed; fail it
-    in CI, which installs them."""
-    if not (CHROMIUM and CHROMEDRIVER):
-        message = "no chromium: apt-get install --no-install-recommends chromium chromium-driver"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    """Chromium and its driver, or the test skips or fails (tests/system_tools.py)."""
+    system_tool("chromium")
+    system_tool("chromedriver")
 
 
 @contextlib.contextmanager

@@ -15,22 +15,15 @@ import tempfile
 import time
 from pathlib import Path
 
-import pytest
 import requests
 
 from db.embedded import free_port
+from tests.system_tools import system_tool, unavailable
 from tools import ROOT
 
 VENV_BIN = Path(sys.prefix) / "bin"
 BUILD_STANDINS = ROOT / "docker" / "standins" / "build.sh"
 STANDINS = ["python:3.11-slim-bookworm", "postgres:18.6", "nginx:1.22", "debian:bookworm-slim"]
-
-
-def unavailable(reason):
-    """Skip, or in CI fail: CI must run this module."""
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
 
 
 def run(args, env, timeout=120, check=True):
@@ -61,8 +54,9 @@ def docker_daemon(env, log_dir):
     if daemon_answers(env):
         yield
         return
-    if os.geteuid() != 0 or not shutil.which("dockerd"):
-        unavailable("no Docker daemon running, and none can be started (needs root and dockerd)")
+    system_tool("dockerd")
+    if os.geteuid() != 0:
+        unavailable("no Docker daemon running, and only root can start one")
     host_network = HostNetwork()
     with open(log_dir / "dockerd.log", "w") as log:
         process = subprocess.Popen(["dockerd"], stdout=log, stderr=subprocess.STDOUT)

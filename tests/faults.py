@@ -12,7 +12,6 @@ import http.client
 import json
 import os
 import resource
-import shutil
 import signal
 import socket
 import threading
@@ -20,24 +19,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pytest
-
 from db import embedded
 from infra import procfs
+from tests.system_tools import system_tool
 from tools import proxy
 
 REVIEW = json.dumps({"film_id": 995, "rating": 4}).encode()
 
 
 def nginx():
-    """nginx's path; locally its absence skips, in CI (CI set) it fails."""
-    path = shutil.which("nginx", path=f"{os.environ['PATH']}{os.pathsep}/usr/sbin")
-    if path is None:
-        message = "nginx is not installed: see .ci/run"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
+    """nginx's path (tests/system_tools.py: where it is missing the test skips
+    or fails)."""
+    return system_tool("nginx")
 
 
 def behind_proxy(server, log_dir):

@@ -7,9 +7,9 @@ import pytest
 
 from bench.options import grouped
 from bench.routes import ROUTES
-from bench.stack import pgbouncer
 from db import embedded
 from tests.faults import behind_proxy
+from tests.system_tools import system_tool
 from tools.serve import AppNotStarted, running
 
 
@@ -74,13 +74,8 @@ def socket_url(url, data_dir):
 
 
 def needs_pgbouncer():
-    """Skip the test where PgBouncer is not installed; fail it in CI (.ci/run
-    installs it)."""
-    if not pgbouncer.binary():
-        message = "no pgbouncer: apt-get install pgbouncer (.ci/run)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    """PgBouncer, or the test skips or fails (tests/system_tools.py)."""
+    system_tool("pgbouncer")
 
 
 def serve(app, database_url, log_dir, **settings):

@@ -3,7 +3,6 @@ nothing-lost check (on the real database), pgbench's ceiling, the options."""
 
 import dataclasses
 import http.server
-import shutil
 import threading
 import time
 
@@ -19,6 +18,7 @@ from bench.routes import ROUTES
 from bench.stack import database, verify
 from bench.stack.database import LostWrites, check_nothing_lost
 from tests.helpers import query
+from tests.system_tools import system_tool
 
 # wrk's output with lua/report.lua, as captured from a run against flask.
 WRK_OUTPUT = """\
@@ -246,8 +246,8 @@ def status_server():
 
 
 @pytest.mark.slow  # runs wrk for a second
-@pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed")
 def test_the_lua_report_counts_responses_by_status(status_server):
+    system_tool("wrk")
     route = dataclasses.replace(ROUTES["film"], key="missing", path="/missing")
     parsed = wrk.run(wrk.command(status_server, route, 2, 1, 1, 5))
     assert parsed["requests"] > 0 and parsed["ok"] == 0

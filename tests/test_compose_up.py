@@ -1,6 +1,6 @@
 """`docker compose up`, for real: the stack built, started, probed, measured, stopped.
 
-Where Docker can run (root, Debian's docker.io: .ci/run installs it), the
+Where Docker can run (root, Debian's docker.io: ./test.sh installs it), the
 module starts dockerd if none is running, builds the stand-in base images
 (docker/standins/build.sh: cached between runs), then `docker compose up -d
 --wait` with every published port moved to a free port of 127.0.0.1 (and
@@ -17,7 +17,6 @@ Elsewhere the module skips with its reason, or in CI (CI set) fails.
 import contextlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -38,9 +37,9 @@ from tests.docker_host import (
     post_until,
     remove_new_images,
     run,
-    unavailable,
 )
 from tests.helpers import add_rows_of_yours, assert_unchanged, query, snapshot
+from tests.system_tools import system_tool
 from tools import ROOT
 from tools.serve import APPS
 
@@ -121,8 +120,7 @@ def project_leftovers(env):
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
-    if not shutil.which("docker"):
-        unavailable("no docker CLI: apt-get install docker.io (.ci/run)")
+    system_tool("docker")
     tmp = tmp_path_factory.mktemp("compose-up")
     env = {**os.environ, "DOCKER_CONFIG": compose_plugin(tmp / "docker-config")}
     # Sequential builds: the four app services build the same Dockerfile, and
@@ -310,8 +308,7 @@ def test_postgres_connections_stay_flat_as_replicas_grow(stack, tmp_path):
     connections, LOAD_SECONDS): the clients at PgBouncer grow with the
     replicas, the connections at Postgres stay within PgBouncer's pool.
     Prints the table docs/results/2026-11-23-pgbouncer-connections.md holds."""
-    if not shutil.which("wrk"):
-        unavailable("no wrk: apt-get install wrk (.ci/run)")
+    system_tool("wrk")
     bouncer = stack.config()["pgbouncer"]["environment"]
     server_pool = int(bouncer["DEFAULT_POOL_SIZE"]) + int(bouncer["RESERVE_POOL_SIZE"])
     url = published_targets(stack)["proxy-8002"]

@@ -1,5 +1,5 @@
 """deploy/k8s/, checked without a cluster: kustomize renders the base and each
-overlay (`kubectl kustomize`: Debian's kubernetes-client in CI, .ci/run), and
+overlay (`kubectl kustomize`: Debian's kubernetes-client, scripts/system.sh), and
 every object validates, strictly (no unknown field), against Kubernetes'
 published OpenAPI schemas (the kubernetes-validate package,
 requirements-dev.txt). Then what the schemas cannot know: probes, stop grace,
@@ -9,8 +9,6 @@ Services' selectors, the bench kept off the apps' nodes and never started by
 """
 
 import base64
-import os
-import shutil
 import subprocess
 
 import kubernetes_validate
@@ -18,6 +16,7 @@ import pytest
 import yaml
 
 from tests.helpers import check_tuned_environment
+from tests.system_tools import system_tool
 from tools import ROOT
 from tools.serve import APPS
 
@@ -31,12 +30,7 @@ CPUS = 2  # compose.yaml's limit per app
 
 
 def render(kustomization):
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        message = "no kubectl: apt-get install kubernetes-client (.ci/run)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    kubectl = system_tool("kubectl")
     completed = subprocess.run(
         [kubectl, "kustomize", str(K8S / kustomization)], capture_output=True, text=True
     )

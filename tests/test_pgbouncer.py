@@ -1,7 +1,7 @@
 """The apps behind PgBouncer in transaction mode, as compose.yaml and
 deploy/k8s run them: docker/pgbouncer/entrypoint.sh (the image's entrypoint)
 runs here through the benchmark's launcher (bench/stack/pgbouncer.py), on
-Debian's pgbouncer (.ci/run installs it), in front of the test
+Debian's pgbouncer (./test.sh installs it), in front of the test
 database; each app under its production server reaches Postgres through it,
 with TRANSACTION_POOLING=1. Under concurrent reads and writes every answer is
 right and every 201 a row; Postgres sees PgBouncer's pool, not the apps'.

@@ -25,7 +25,6 @@ machine (Swarm has no host_ip), for the minutes the test runs.
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -49,6 +48,7 @@ from tests.docker_host import (
     unavailable,
 )
 from tests.helpers import query
+from tests.system_tools import system_tool
 from tools import ROOT
 from tools import stack as swarm
 from tools.serve import APPS
@@ -139,8 +139,7 @@ def remove_stack(env):
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
-    if not shutil.which("docker"):
-        unavailable("no docker CLI: apt-get install docker.io (.ci/run)")
+    system_tool("docker")
     tmp = tmp_path_factory.mktemp("swarm")
     env = {**os.environ, "DOCKER_CONFIG": compose_plugin(tmp / "docker-config")}
     env["COMPOSE_PARALLEL_LIMIT"] = "1"  # one build of the app image, then the cache

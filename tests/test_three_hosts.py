@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import add_rows_of_yours, assert_unchanged, snapshot, socket_url
+from tests.system_tools import system_tool, unavailable
 from tools import ROOT
 
 pytestmark = pytest.mark.slow  # starts Postgres, an app and the bench
@@ -32,12 +33,6 @@ PREFIX = f"th{os.getpid()}"
 SUBNET = "10.203.113"  # private, and only inside the namespaces made here
 HOSTS = {"db": 1, "app": 2, "gen": 3}
 APP = "quart"
-
-
-def unavailable(reason):
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
 
 
 def sh(*args, timeout=60):
@@ -59,8 +54,9 @@ def inside(host, *args):
 def network():
     """Three hosts on one switch: a bridge in namespace `sw`, a veth from
     each host's namespace to it."""
-    if os.geteuid() != 0 or not shutil.which("ip"):
-        unavailable("network namespaces need root and iproute2")
+    system_tool("ip")
+    if os.geteuid() != 0:
+        unavailable("network namespaces need root")
     switch = f"{PREFIX}-sw"
     made = []
     try:
