@@ -5,6 +5,11 @@ app's Settings by from_settings(). Unlike asyncpg's own pool as it comes, it
 
 * waits at most POOL_TIMEOUT for a free connection, then raises TimeoutError
   (the apps answer 503), where asyncpg would wait forever;
+* serves its waiters first come, first served, as the psycopg2 one does:
+  asyncpg's pool hands a connection back through an asyncio.Queue, whose
+  woken getter can find it taken by one that arrived just then, and go back
+  to the end of the line; an asyncio.Semaphore of max_size slots (FIFO since
+  Python 3.11: a newcomer queues behind any waiter) lets no one pass;
 * bounds every wait on Postgres by DATABASE_TIMEOUT: connecting, and each
   statement (Postgres cancels it: the session's statement_timeout,
   common/session.py; a frozen server: asyncpg gives up a second later);
@@ -23,6 +28,7 @@ asyncpg's pool belongs to the event loop it was opened on: open() and close()
 run on the server's loop (each app's hooks), never at import.
 """
 
+import asyncio
 import functools
 import logging
 from contextlib import asynccontextmanager
@@ -54,6 +60,7 @@ class PoolWrapper:
         if database_timeout is not None:
             self._options.update(timeout=database_timeout, command_timeout=database_timeout + 1)
         self._pool = None
+        self._slots = None  # max_size places, taken in arrival order
 
     @classmethod
     def from_settings(cls, settings):
@@ -71,6 +78,7 @@ class PoolWrapper:
         self._pool = await asyncpg.create_pool(
             self._dsn, **self._sizes, reset=keep_session, init=self._init, **self._options
         )
+        self._slots = asyncio.Semaphore(self._sizes["max_size"])
         return self
 
     async def close(self):
@@ -81,14 +89,18 @@ class PoolWrapper:
         """A pooled connection for an async with block; TimeoutError after
         POOL_TIMEOUT seconds without a free one."""
         pool = self._pool
-        connection = await pool.acquire(timeout=self._timeout)
+        await asyncio.wait_for(self._slots.acquire(), self._timeout)  # TimeoutError
         try:
-            yield connection
-        finally:
+            connection = await pool.acquire()  # a place held: a connection is free
             try:
-                await pool.release(connection)
-            except Exception:  # asyncpg has terminated it; the pool opens another
-                logger.warning("a connection failed on release and was closed", exc_info=True)
+                yield connection
+            finally:
+                try:
+                    await pool.release(connection)
+                except Exception:  # asyncpg has terminated it; the pool opens another
+                    logger.warning("a connection failed on release and was closed", exc_info=True)
+        finally:
+            self._slots.release()
 
 
 def session_init(settings):

@@ -15,6 +15,10 @@ ThreadedConnectionPool this pool
   failed in use, or that the server closed while it sat idle (a restart);
 * waits for a free connection when all are in use, up to ``timeout`` seconds,
   then raises TimeoutError (the apps answer 503), as asyncpg's pool does;
+  the waiters are served first come, first served: a connection given back
+  goes to the one that has waited longest, never to one that arrives just
+  then (a condition variable's wake-up would let any thread take it, and
+  under load some would wait far longer than others: the tail);
 * bounds every wait on Postgres by ``database_timeout`` seconds, as asyncpg's
   ``timeout`` and ``command_timeout`` do: connecting, and each answer (a
   frozen server or network: the client gives up a second later,
@@ -29,9 +33,7 @@ ThreadedConnectionPool this pool
 
 import math
 import select
-import sys
 import threading
-import time
 from collections import deque
 from contextlib import contextmanager
 from functools import partial
@@ -40,7 +42,7 @@ import psycopg2
 import psycopg2.extensions
 import psycopg2.extras
 
-from common import contract, session
+from common import contract, deadline, session
 
 # The client's bound exceeds the server's statement_timeout by this much, so
 # that a live server cancels the statement itself and the connection survives.
@@ -60,23 +62,14 @@ class PoolWrapper:
             self._connect_options = {
                 "connect_timeout": max(2, math.ceil(database_timeout)),  # libpq's minimum
             }
-            # psycopg2 has one wait callback per process, and each app process
-            # one pool. With it psycopg2 waits for the socket here, not in libpq.
-            # One installed before (psycogreen's, under gevent) is the deployer's
-            # choice, and stays.
-            current = psycopg2.extensions.get_wait_callback()
-            if current is None or getattr(current, "func", None) is _wait_bounded:
-                psycopg2.extensions.set_wait_callback(
-                    partial(
-                        _wait_bounded, timeout=database_timeout + CLIENT_MARGIN, select=os_select()
-                    )
-                )
+            deadline.install(database_timeout + CLIENT_MARGIN)
         self._min_size = min_size
         self._max_size = max_size
         self._timeout = timeout
         self._idle = deque()
-        self._size = 0  # connections open, idle or in use
-        self._changed = threading.Condition()
+        self._size = 0  # connections open, idle or in use, or being opened
+        self._waiters = deque()  # _Waiters, the longest waiting first
+        self._lock = threading.Lock()
         self._closed = False
 
     @classmethod
@@ -88,19 +81,21 @@ class PoolWrapper:
     def open(self):
         """Open min_size connections now, so that a bad DSN fails at startup."""
         for _ in range(self._min_size):
-            with self._changed:
+            with self._lock:
                 self._size += 1
             self._release(self._connect())
         return self
 
     def close(self):
-        """Close the idle connections; those in use are closed on return."""
-        with self._changed:
+        """Close the idle connections; those in use are closed on return, and
+        those waiting get RuntimeError."""
+        with self._lock:
             self._closed = True
             while self._idle:
                 self._idle.pop().close()
                 self._size -= 1
-            self._changed.notify_all()
+            while self._waiters:
+                self._waiters.popleft().hand(CLOSED)
 
     @property
     def size(self):
@@ -109,6 +104,11 @@ class PoolWrapper:
     @property
     def idle(self):
         return len(self._idle)
+
+    @property
+    def waiting(self):
+        """The threads waiting for a connection now."""
+        return len(self._waiters)
 
     @contextmanager
     def acquire(self):
@@ -138,37 +138,77 @@ class PoolWrapper:
         except BaseException:
             if connection is not None:
                 connection.close()  # its session is not what init makes it
-            with self._changed:
-                self._size -= 1
-                self._changed.notify()
+            with self._lock:
+                self._give(ROOM)  # its place: the next waiter opens one
             raise
 
     def _take(self):
-        with self._changed:
-            if not self._changed.wait_for(self._available, self._timeout):
-                raise TimeoutError("no free database connection")
+        """A connection: an idle one, or a new one where there is room, unless
+        others wait; else the one the longest waiter is handed next."""
+        with self._lock:
             if self._closed:
                 raise RuntimeError("pool is closed")
-            if self._idle:
-                connection = self._idle.pop()
-                if not _closed_by_server(connection):
-                    return connection
-                connection.close()
-                self._size -= 1  # replaced below
-            self._size += 1
+            grant = None if self._waiters else self._grant()
+            if grant is None:
+                waiter = _Waiter()
+                self._waiters.append(waiter)
+        if grant is None:
+            grant = self._wait(waiter)
+        if grant is CLOSED:
+            raise RuntimeError("pool is closed")
+        if grant is not ROOM and not _closed_by_server(grant):
+            return grant
+        if grant is not ROOM:
+            grant.close()  # the server ended it while it sat idle: its place is ours
         return self._connect()
 
-    def _available(self):
-        return self._closed or self._idle or self._size < self._max_size
+    def _grant(self):
+        """What a taker may have at once: the last connection given back, or
+        ROOM to open one, or None. Under the lock."""
+        if self._idle:
+            return self._idle.pop()
+        if self._size < self._max_size:
+            self._size += 1
+            return ROOM
+        return None
+
+    def _wait(self, waiter):
+        """What waiter is handed within the timeout; TimeoutError if nothing."""
+        try:
+            if waiter.ready.wait(self._timeout):
+                return waiter.grant
+        except BaseException:  # interrupted (gevent's kill): give back what came
+            with self._lock:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                elif waiter.grant is not CLOSED:
+                    self._give(waiter.grant)
+            raise
+        with self._lock:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+                raise TimeoutError("no free database connection")
+        return waiter.grant  # handed over as the wait ran out
+
+    def _give(self, grant):
+        """A connection given back, or ROOM for one (a place freed): to the
+        longest waiter, else kept. Under the lock."""
+        if self._waiters:
+            self._waiters.popleft().hand(grant)
+        elif grant is ROOM:
+            self._size -= 1
+        else:
+            self._idle.append(grant)
 
     def _release(self, connection):
-        with self._changed:
-            if self._closed or connection.closed:
+        with self._lock:
+            if self._closed:
                 connection.close()
                 self._size -= 1
+            elif connection.closed:
+                self._give(ROOM)  # a broken one: its place to the next waiter
             else:
-                self._idle.append(connection)
-            self._changed.notify()
+                self._give(connection)
 
     def _discard_or_rollback(self, connection):
         try:
@@ -177,6 +217,23 @@ class PoolWrapper:
         except psycopg2.Error:
             connection.close()  # the server or the network is gone
         self._release(connection)
+
+
+ROOM = object()  # a waiter's grant: room to open a connection
+CLOSED = object()  # a waiter's grant: the pool was closed
+
+
+class _Waiter:
+    """One thread waiting for a connection: handed a connection, ROOM or
+    CLOSED, then woken."""
+
+    def __init__(self):
+        self.ready = threading.Event()
+        self.grant = None
+
+    def hand(self, grant):
+        self.grant = grant
+        self.ready.set()
 
 
 class Connection(psycopg2.extensions.connection):
@@ -224,35 +281,6 @@ def session_init(settings):
 def pin_session(connection, timeout_ms):
     with connection.cursor() as cursor:
         cursor.execute(PIN_SESSION, (timeout_ms,))
-
-
-def _wait_bounded(connection, timeout, select=select.select):
-    """psycopg2's wait callback (psycopg2.extras.wait_select) with a deadline.
-
-    Raises OperationalError after `timeout` seconds of a query or connect; then
-    psycopg2 closes the connection (no cancel: a frozen server would not answer
-    that either), and the pool discards it.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        state = connection.poll()
-        if state == psycopg2.extensions.POLL_OK:
-            return
-        reading = state == psycopg2.extensions.POLL_READ
-        sockets = ([connection], []) if reading else ([], [connection])
-        left = deadline - time.monotonic()
-        if left <= 0 or not any(select(*sockets, [], left)[:2]):
-            raise psycopg2.OperationalError(f"the database did not answer within {timeout}s")
-
-
-def os_select():
-    """The operating system's select(), also where gevent has patched the module:
-    psycopg2 blocks its process while it waits, with this pool as without it
-    (under gevent, psycogreen's wait callback is what makes it cooperative)."""
-    monkey = sys.modules.get("gevent.monkey")
-    if monkey is not None and monkey.is_module_patched("select"):
-        return monkey.get_original("select", "select")
-    return select.select
 
 
 def _closed_by_server(connection):
