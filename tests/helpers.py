@@ -1,5 +1,6 @@
 """Small helpers the test modules share."""
 
+import json
 import os
 
 import psycopg2
@@ -63,6 +64,21 @@ def assert_unchanged(before, after):
     would be handed out again)."""
     assert after[0] == before[0], "rows that were there before differ"
     assert all(now >= then for now, then in zip(after[1], before[1], strict=True)), (after, before)
+
+
+def clean_bench_report(results):
+    """The JSON of the one run saved under results (a folder per run), once
+    every route it measured answered every request 2xx and every POST run's
+    ledger balanced (every 201 a row, no row without its request)."""
+    [report] = results.glob("*/*.json")
+    data = json.loads(report.read_text())
+    for measurement in data["measurements"]:
+        summary = measurement["summary"]
+        assert summary["requests"] > 0, measurement
+        assert summary["socket_errors"] == summary["non_2xx"] == 0, measurement
+    [review] = [m for m in data["measurements"] if m["route"] == "review"]
+    assert review["ledgers"] and all(ledger["ok"] for ledger in review["ledgers"]), review
+    return data
 
 
 def socket_url(url, data_dir):

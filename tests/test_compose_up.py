@@ -38,7 +38,7 @@ from tests.docker_host import (
     remove_new_images,
     run,
 )
-from tests.helpers import add_rows_of_yours, assert_unchanged, query, snapshot
+from tests.helpers import add_rows_of_yours, assert_unchanged, clean_bench_report, query, snapshot
 from tests.system_tools import system_tool
 from tools import ROOT
 from tools.serve import APPS
@@ -232,15 +232,8 @@ def test_bench_service_measures_and_loses_nothing(stack, tmp_path):
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     assert_unchanged(before, snapshot(stack.database_url()))
-    [report] = results.glob("*/*.json")  # a folder per run
-    measurements = json.loads(report.read_text())["measurements"]
+    measurements = clean_bench_report(results)["measurements"]
     assert {m["route"] for m in measurements} == {"film", "films", "review"}
-    for measurement in measurements:
-        summary = measurement["summary"]
-        assert summary["requests"] > 0, measurement
-        assert summary["socket_errors"] == summary["non_2xx"] == 0, measurement
-    [review] = [m for m in measurements if m["route"] == "review"]
-    assert review["ledgers"] and all(ledger["ok"] for ledger in review["ledgers"]), review
 
 
 @contextlib.contextmanager
