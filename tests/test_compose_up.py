@@ -191,7 +191,7 @@ def test_contract_suite_passes_on_every_published_port(stack):
     assert targets
     env = {
         **os.environ,
-        "DATABASE_URL": stack.database_url(),
+        "TEST_DATABASE_URL": stack.database_url(),  # the stack's, given over to the suite
         "TEST_SERVERS": " ".join(f"{name}={url}" for name, url in targets.items()),
     }
     pytest_args = ["-q", "-x", "-p", "no:cacheprovider", "tests/test_contract.py"]
@@ -339,7 +339,8 @@ def test_postgres_connections_stay_flat_as_replicas_grow(stack, tmp_path):
 def test_stop_under_writes_loses_nothing_and_exits_in_time(stack, app):
     """`docker compose stop APP` while it takes writes: the server gets the
     signal (PID 1), finishes what is in flight, and exits 0 within the grace
-    period; every 201 is a row, and no refused write is one."""
+    period; every 201 is a row, and no refused write is one (a write whose
+    answer the stop lost may be: at most one per writer)."""
     # The container's own address on the compose network, not the published
     # port: Docker's userland proxy would be part of the test.
     url = f"http://{stack.address(app)}:8000"
@@ -371,4 +372,8 @@ def test_stop_under_writes_loses_nothing_and_exits_in_time(stack, app):
     assert took < STOP_GRACE, f"{app} took {took:.1f} s to stop"
     created = outcomes.count(201)
     assert created > 0 and not [o for o in outcomes if isinstance(o, int) and o >= 500], outcomes
-    assert rows == created, f"{app}: {rows} rows for {created} answers 201"
+    # The ledger's rule (tests/faults.py): every 201 is a row; a row without
+    # its 201 is a request in flight whose answer the stop lost (one per
+    # writer at most: a write is one statement, docs/contract.md "Writes").
+    failed = sorted({o for o in outcomes if not isinstance(o, int)})
+    assert created <= rows <= created + WRITERS, f"{app}: {rows} rows, {created} x 201 ({failed})"

@@ -190,7 +190,7 @@ def test_contract_suite_passes_through_the_proxy(stack):
     """tests/test_contract.py against the proxy's port of each app."""
     env = {
         **os.environ,
-        "DATABASE_URL": stack.database_url(),
+        "TEST_DATABASE_URL": stack.database_url(),  # the stack's, given over to the suite
         "TEST_SERVERS": " ".join(f"{app}={stack.url(app)}" for app in APPS),
     }
     completed = subprocess.run(
