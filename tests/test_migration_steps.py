@@ -3,7 +3,8 @@
 flask_app/) end at quart_app/ byte for byte, and each state before the last,
 and each alternative of docs/examples/ (flask_async.patch, quart_psycopg.patch),
 serves the contract (every case of tests/test_contract.py: status, body,
-database state) under its own serve.sh, on the real Postgres."""
+database state; and tests/test_ratings.py's cases of the route that waits on
+other services) under its own serve.sh, on the real Postgres."""
 
 import difflib
 import subprocess
@@ -21,6 +22,12 @@ from tests.test_contract import (  # noqa: F401 (collected here, against each st
     test_health,
     test_post_review,
     test_post_review_accepts,
+)
+from tests.test_ratings import (  # noqa: F401 (the ratings' contract cases, the same way)
+    SOURCE_SETTINGS,
+    test_a_source_that_fails_is_null_and_named,
+    test_every_source_failed,
+    test_every_source_up,
 )
 from tools import ROOT
 from tools.serve import AppNotStarted, running
@@ -106,6 +113,7 @@ def server(request, trees, database_url, tmp_path_factory):
         "package": STATES[request.param],
         "pythonpath": ROOT,
         "web_workers": 2,
+        **SOURCE_SETTINGS,
     }
     app = "flask" if STATES[request.param] == "flask_app" else "quart"  # for the log only
     try:
@@ -113,3 +121,9 @@ def server(request, trees, database_url, tmp_path_factory):
             yield server
     except AppNotStarted as error:
         pytest.fail(str(error))
+
+
+@pytest.fixture(scope="module")
+def app(server):
+    """(name, url) of the state, as tests/test_ratings.py's tests take it."""
+    return server.app, server.url
