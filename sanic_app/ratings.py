@@ -2,7 +2,7 @@
 
 import asyncio
 
-import httpx
+import aiohttp
 from sanic import Blueprint, json
 
 from common.async_views import shielded
@@ -64,14 +64,15 @@ async def ask_sources(request, film_id):
     return {url: call.result() for url, call in calls.items()}
 
 
-async def ask(client: httpx.AsyncClient, source, film_id, deadline):
+async def ask(client: aiohttp.ClientSession, source, film_id, deadline):
     """One source's rating of the film, or TIMED_OUT, or FAILED. The whole
     call, connecting included, ends by the deadline (asyncio.timeout_at)."""
     try:
         async with asyncio.timeout_at(deadline):
-            response = await client.get(rating_url(source, film_id))
-    except (TimeoutError, httpx.TimeoutException):
+            async with client.get(rating_url(source, film_id)) as response:
+                body = await response.read()
+    except TimeoutError:  # aiohttp's own timeouts are TimeoutErrors too
         return TIMED_OUT
-    except httpx.HTTPError:  # refused, reset, not HTTP
+    except aiohttp.ClientError:  # refused, reset, not HTTP
         return FAILED
-    return rating_of(response.status_code, response.content, film_id)
+    return rating_of(response.status, body, film_id)

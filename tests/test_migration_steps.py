@@ -1,10 +1,10 @@
 """Every state of the code that docs/migration.md offers ships: the four steps
 (docs/migration/step1.patch ... step4.patch, applied in order to a copy of
 flask_app/) end at quart_app/ byte for byte, and each state before the last,
-and each alternative of docs/examples/ (flask_async.patch, quart_psycopg.patch),
-serves the contract (every case of tests/test_contract.py: status, body,
-database state; and tests/test_ratings.py's cases of the route that waits on
-other services) under its own serve.sh, on the real Postgres."""
+and each alternative of docs/examples/ (flask_async.patch, quart_psycopg.patch,
+quart_httpx.patch), serves the contract (every case of tests/test_contract.py:
+status, body, database state; and tests/test_ratings.py's cases of the route
+that waits on other services) under its own serve.sh, on the real Postgres."""
 
 import difflib
 import subprocess
@@ -40,6 +40,7 @@ STATES = {
     "step3": "quart_app",
     "flask-async": "flask_app",
     "quart-psycopg": "quart_psycopg",
+    "quart-httpx": "quart_app",
 }
 # The tree's package comes first on sys.path (gunicorn and uvicorn put their
 # working directory there); the project's common/ is found through PYTHONPATH.

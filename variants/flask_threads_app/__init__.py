@@ -16,7 +16,7 @@ import atexit
 from concurrent.futures import ThreadPoolExecutor
 
 import flask_app
-from common.ratings import LIMITS
+from common.ratings import MAX_CONNECTIONS
 
 from . import ratings
 
@@ -27,7 +27,7 @@ def create_app(settings=None):
     app = flask_app.create_app(settings)
     # As many threads as the client has connections: a call beyond them would
     # wait for a connection anyway. Threads start as calls need them, not here.
-    threads = ThreadPoolExecutor(LIMITS.max_connections, thread_name_prefix="fan-out")
+    threads = ThreadPoolExecutor(MAX_CONNECTIONS, thread_name_prefix="fan-out")
     atexit.register(threads.shutdown, cancel_futures=True)
     app.extensions["fan-out threads"] = threads
     app.view_functions["ratings.get_ratings"] = ratings.get_ratings
