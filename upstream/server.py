@@ -76,7 +76,8 @@ class Service:
     async def listen(self, host, port):
         """Listen on host:port (0: a free port); the port it listens on."""
         self.loop = asyncio.get_running_loop()
-        self.cpu_at_start = time.process_time()  # not the imports': what serving costs
+        if not self.servers:  # not the imports': what serving costs
+            self.cpu_at_start = time.process_time()
         server = await self.loop.create_server(lambda: Connection(self), host, port, backlog=4096)
         self.servers.append(server)
         self.ports.append(server.sockets[0].getsockname()[1])
