@@ -8,7 +8,9 @@ import contextlib
 import socketserver
 import threading
 
+from tests.helpers import query
 from tests.upstream_thread import UpstreamThread
+from upstream.server import rating
 
 SLOW = "3s"  # a slow source's delay: past any test's UPSTREAM_TIMEOUT, within its patience
 
@@ -51,3 +53,27 @@ def sources(ports, *kinds):
             elif kind != "down":
                 raise ValueError(f"not a kind of source: {kind!r}")
         yield upstreams
+
+
+def expected(db, film_id, ports, kinds):
+    """The contract's answer for film_id when the sources on ports are of
+    these kinds: each "up" one's rating, None for the others."""
+    [(title, year, count, average)] = query(
+        db,
+        """SELECT f.title, f.release_year, count(r.review_id), round(avg(r.rating), 2)::float8
+             FROM film f LEFT JOIN review r USING (film_id)
+            WHERE f.film_id = %s GROUP BY f.film_id""",
+        film_id,
+    )
+    ratings = {
+        f"http://127.0.0.1:{port}": rating(film_id, port) if kind == "up" else None
+        for port, kind in zip(ports, kinds, strict=True)
+    }
+    return {
+        "film_id": film_id,
+        "release_year": year,
+        "title": title,
+        "reviews": {"count": count, "average": average},
+        "ratings": ratings,
+        "unavailable": [url for url, value in ratings.items() if value is None],
+    }

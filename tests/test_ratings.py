@@ -25,11 +25,10 @@ from common import contract
 from infra import ROOT, apps, procfs
 from infra.ports import free_port
 from tests.faults import behind_proxy
-from tests.helpers import query
-from tests.rating_sources import sources
+from tests.helpers import query, wait_until
+from tests.rating_sources import expected, sources
 from tests.system_tools import system_tool
 from tools.serve import APPS, AppNotStarted, Server, running
-from upstream.server import rating
 
 pytestmark = pytest.mark.slow  # the apps under their servers
 
@@ -95,34 +94,15 @@ def assert_json(response, status, body):
     assert response.headers["Content-Type"] == "application/json"
 
 
-def expected(db, outcomes, film_id=FILM):
-    """The contract's answer, given each source's rating or None."""
-    [(title, year)] = query(db, "SELECT title, release_year FROM film WHERE film_id = %s", film_id)
-    [(count, average)] = query(
-        db,
-        "SELECT count(*), round(avg(rating), 2)::float8 FROM review WHERE film_id = %s",
-        film_id,
-    )
-    by_source = dict(zip(SOURCES, outcomes, strict=True))
-    return {
-        "film_id": film_id,
-        "release_year": year,
-        "title": title,
-        "reviews": {"count": count, "average": average},
-        "ratings": by_source,
-        "unavailable": [source for source, outcome in by_source.items() if outcome is None],
-    }
-
-
 def test_every_source_up(app, db):
     with db.cursor() as cursor:
         cursor.execute("INSERT INTO review (film_id, rating) VALUES (995, 4), (995, 5), (1, 2)")
     with sources(PORTS, "up", "up", "up"):
         response, _ = ratings(app[1])
-        assert_json(response, 200, expected(db, [rating(FILM, port) for port in PORTS]))
+        assert_json(response, 200, expected(db, FILM, PORTS, ["up"] * 3))
         assert response.json()["reviews"] == {"count": 2, "average": 4.5}
         response, _ = ratings(app[1], 7)  # a film without a review
-        assert_json(response, 200, expected(db, [rating(7, port) for port in PORTS], 7))
+        assert_json(response, 200, expected(db, 7, PORTS, ["up"] * 3))
         assert response.json()["reviews"] == {"count": 0, "average": None}
 
 
@@ -135,11 +115,7 @@ def test_a_source_that_fails_is_null_and_named(app, db, kinds):
     # The slow source last: a sync app asks the ones before it in full time.
     with sources(PORTS, *kinds):
         response, took = ratings(app[1])
-    outcomes = [
-        rating(FILM, port) if kind == "up" else None
-        for port, kind in zip(PORTS, kinds, strict=True)
-    ]
-    assert_json(response, 200, expected(db, outcomes))
+    assert_json(response, 200, expected(db, FILM, PORTS, kinds))
     assert took < TIMEOUT + MARGIN
 
 
@@ -245,12 +221,3 @@ def test_through_nginx_the_apps_own_errors_pass(app, db, tmp_path):
 
 def in_flight(upstreams):
     return sum(up.stats()["in_flight"] for up in upstreams.values())
-
-
-def wait_until(condition, timeout):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True

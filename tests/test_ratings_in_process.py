@@ -9,11 +9,9 @@ import pytest
 from common import contract
 from common.settings import Settings
 from infra.ports import free_port
-from tests.helpers import query
-from tests.rating_sources import sources
+from tests.rating_sources import expected, sources
 from tests.test_apps_in_process import CLIENTS
 from tools.serve import APPS
-from upstream.server import rating
 
 PORTS = [free_port() for _ in range(3)]
 SOURCES = [f"http://127.0.0.1:{port}" for port in PORTS]
@@ -34,23 +32,6 @@ def client(request, database_url):
     client.close()
 
 
-def film(db, film_id):
-    [row] = query(
-        db,
-        """SELECT f.title, f.release_year, count(r.review_id), round(avg(r.rating), 2)::float8
-             FROM film f LEFT JOIN review r USING (film_id)
-            WHERE f.film_id = %s GROUP BY f.film_id""",
-        film_id,
-    )
-    title, year, count, average = row
-    return {
-        "film_id": film_id,
-        "release_year": year,
-        "title": title,
-        "reviews": {"count": count, "average": average},
-    }
-
-
 @pytest.mark.parametrize(
     "kinds",
     [("up", "up", "up"), ("up", "down", "up"), ("failing", "up", "up")],
@@ -59,13 +40,8 @@ def film(db, film_id):
 def test_each_source_rates_or_is_named(client, db, kinds):
     with sources(PORTS, *kinds):
         response = client.request("GET", "/films/42/ratings/")
-    ratings = {
-        url: rating(42, port) if kind == "up" else None
-        for url, port, kind in zip(SOURCES, PORTS, kinds, strict=True)
-    }
-    unavailable = [url for url, value in ratings.items() if value is None]
     assert (response.status, response.content_type) == (200, "application/json")
-    assert response.json == {**film(db, 42), "ratings": ratings, "unavailable": unavailable}
+    assert response.json == expected(db, 42, PORTS, kinds)
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from tests.helpers import wait_until
 from tests.upstream_thread import UpstreamThread
 from upstream import __main__ as command
 from upstream.process import launched
@@ -29,15 +30,6 @@ def get(connection, path, method="GET"):
     connection.request(method, path)
     response = connection.getresponse()
     return response.status, response.getheader("Allow"), response.read()
-
-
-def wait_until(condition, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def test_each_port_is_a_source_with_its_own_ratings_on_one_connection():
@@ -111,8 +103,8 @@ def test_a_client_that_leaves_abandons_its_ratings():
         host, port = upstream.urls[0].removeprefix("http://").split(":")
         with socket.create_connection((host, int(port)), timeout=5) as client:
             client.sendall(b"GET /films/995/rating HTTP/1.1\r\nHost: x\r\n\r\n")
-            assert wait_until(lambda: upstream.stats()["in_flight"] == 1)
-        assert wait_until(lambda: upstream.stats()["abandoned"] == 1)
+            assert wait_until(lambda: upstream.stats()["in_flight"] == 1, 5)
+        assert wait_until(lambda: upstream.stats()["abandoned"] == 1, 5)
         stats = upstream.stats()
         assert (stats["in_flight"], stats["answered"], stats["connections"]) == (0, 0, 0)
 
