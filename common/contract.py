@@ -35,6 +35,9 @@ BAD_IDEMPOTENCY_KEY = (
 )
 IDEMPOTENCY_KEY_REUSED = "Idempotency-Key was already used for another review"
 DATABASE_UNAVAILABLE = "database unavailable"
+# GET /films/<film_id>/ratings/ when every rating source failed (common/ratings.py).
+NO_RATING_SOURCE = "no rating source answered"
+NO_RATING_SOURCE_IN_TIME = "no rating source answered in time"
 INTERNAL_ERROR = "internal server error"
 # What the servers and the proxy refuse before an app sees a request, where
 # they let us say it in JSON (docs/contract.md, "Errors from the servers").

@@ -1,7 +1,12 @@
 """The knobs every app reads from the environment, with the same defaults."""
 
 import os
+import re
 from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+# UPSTREAM_FANOUT's separators: commas, spaces, newlines (a YAML block).
+_LIST_SEPARATORS = re.compile(r"[\s,]+")
 
 
 @dataclass(frozen=True)
@@ -19,6 +24,12 @@ class Settings:
     # a server connection is this client's for one transaction only, so no
     # session state may outlive one, prepared statements included.
     transaction_pooling: bool
+    # The rating sources GET /films/<id>/ratings/ asks (common/ratings.py):
+    # base URLs, in the order the answer lists them; none by default.
+    upstream_fanout: tuple = ()
+    # Seconds the whole fan-out may take, every source together, then each
+    # source that has not answered is null (docs/contract.md).
+    upstream_timeout: float = 1.0
 
     @classmethod
     def from_env(cls, environ=os.environ):
@@ -32,4 +43,38 @@ class Settings:
             pool_timeout=float(environ.get("POOL_TIMEOUT", "5")),
             database_timeout=float(environ.get("DATABASE_TIMEOUT", "5")),
             transaction_pooling=environ.get("TRANSACTION_POOLING", "0") == "1",
+            upstream_fanout=base_urls(environ.get("UPSTREAM_FANOUT", "")),
+            upstream_timeout=positive(environ.get("UPSTREAM_TIMEOUT", "1"), "UPSTREAM_TIMEOUT"),
         )
+
+
+def base_urls(text):
+    """UPSTREAM_FANOUT -> a tuple of base URLs, each without its trailing slash.
+
+    Raises ValueError naming the first entry that is not http(s)://host[:port][/path]
+    with neither query nor fragment, or one named twice."""
+    urls = tuple(url.rstrip("/") for url in _LIST_SEPARATORS.split(text.strip()) if url)
+    for url in urls:
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 (raises ValueError for a port out of range)
+        except ValueError:
+            parts = None
+        if not parts or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"UPSTREAM_FANOUT: not an http(s) base URL: {url!r}")
+        if parts.query or parts.fragment or "?" in url or "#" in url:
+            raise ValueError(f"UPSTREAM_FANOUT: a base URL has no query or fragment: {url!r}")
+    if len(set(urls)) < len(urls):
+        raise ValueError(f"UPSTREAM_FANOUT names a source twice: {text!r}")
+    return urls
+
+
+def positive(text, name):
+    """A number of seconds above 0; ValueError naming the variable otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{name} must be a number of seconds above 0: {text!r}")
+    return value

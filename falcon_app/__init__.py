@@ -12,11 +12,12 @@ import falcon.media
 
 from common.settings import Settings
 
-from . import db, errors, films, health, reviews
+from . import db, errors, films, health, ratings, reviews, upstream
 
 
-def create_app(pool):
-    """Application factory: the routes, each resource given the pool."""
+def create_app(pool, sources):
+    """Application factory: the routes, each resource given the pool, and the
+    rating sources (common/ratings.py) to the one that asks them."""
     app = falcon.App()
     # Methods a resource does not declare, OPTIONS included, go to its on_request:
     # 405 with the contract's Allow (see errors.method_not_allowed).
@@ -31,11 +32,14 @@ def create_app(pool):
     errors.init_app(app)
     app.add_route("/films", films.Films(pool))
     app.add_route("/films/{film_id}", films.Film(pool))
+    app.add_route("/films/{film_id}/ratings", ratings.Ratings(pool, sources))
     app.add_route("/reviews", reviews.Reviews(pool))
     app.add_route("/health", health.Health(pool))
     return app
 
 
 def get_app():
-    """The app, with a pool configured by the environment (gunicorn calls this)."""
-    return create_app(db.open_pool(Settings.from_env()))
+    """The app, with a pool and the rating sources configured by the
+    environment (gunicorn calls this)."""
+    settings = Settings.from_env()
+    return create_app(db.open_pool(settings), upstream.open_sources(settings))

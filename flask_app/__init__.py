@@ -8,7 +8,7 @@ from flask import Flask
 
 from common.settings import Settings
 
-from . import db, errors, films, health, reviews
+from . import db, errors, films, health, ratings, reviews, upstream
 
 
 def create_app(settings=None):
@@ -22,8 +22,10 @@ def create_app(settings=None):
     app.url_map.merge_slashes = False
     app.wsgi_app = ignore_upgrade(app.wsgi_app)
     db.init_app(app, settings)
+    upstream.init_app(app, settings)
     errors.init_app(app)
     app.register_blueprint(films.blueprint)
+    app.register_blueprint(ratings.blueprint)
     app.register_blueprint(reviews.blueprint)
     app.register_blueprint(health.blueprint)
     return app

@@ -1,8 +1,8 @@
 """Linux's /proc, read in one place: a process's parent, CPU time, threads,
 memory (PSS) and command line, its tree of descendants, the sockets it
-listens on, and the machine's CPU time. Every reader returns None (or an
-empty answer) for a process that has gone, or is not ours to read: processes
-come and go while a run reads them."""
+listens on, the machine's connections to a port, and the machine's CPU
+time. Every reader returns None (or an empty answer) for a process that has
+gone, or is not ours to read: processes come and go while a run reads them."""
 
 import contextlib
 import os
@@ -127,3 +127,21 @@ def listens(pid, inodes):
                 if link.startswith("socket:[") and link[8:-1] in inodes:
                     return True
     return False
+
+
+# TCP states of a socket whose owner still holds it open (ESTABLISHED; CLOSE_WAIT:
+# the peer has closed, this side not yet), in /proc/net/tcp's hex.
+HELD = {"01", "08"}
+
+
+def connections_to(port):
+    """How many TCP sockets of this machine are connected to `port` (on any
+    address) and still held open by their process: a client's connections."""
+    count = 0
+    for table in ("net/tcp", "net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in (PROC / table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] in HELD and int(fields[2].rsplit(":", 1)[1], 16) == port:
+                    count += 1
+    return count

@@ -9,7 +9,7 @@ from quart import Quart
 from common.contract import MAX_BODY_BYTES
 from common.settings import Settings
 
-from . import db, errors, films, health, reviews
+from . import db, errors, films, health, ratings, reviews, upstream
 
 
 def create_app(settings=None):
@@ -25,8 +25,10 @@ def create_app(settings=None):
     app.url_map.strict_slashes = False
     app.url_map.merge_slashes = False
     db.init_app(app, settings)
+    upstream.init_app(app, settings)
     errors.init_app(app)
     app.register_blueprint(films.blueprint)
+    app.register_blueprint(ratings.blueprint)
     app.register_blueprint(reviews.blueprint)
     app.register_blueprint(health.blueprint)
     return app

@@ -12,7 +12,7 @@ from sanic.exceptions import BadURL
 from common.contract import MAX_BODY_BYTES
 from common.settings import Settings
 
-from . import db, errors, films, health, reviews
+from . import db, errors, films, health, ratings, reviews, upstream
 
 # The method of the request Sanic builds to answer an error that came before it
 # had a request (sanic/http/http1.py, create_empty_request).
@@ -33,9 +33,11 @@ def create_app(*, settings=None):
     # chunked body, which it counts as it reads.
     app.config.REQUEST_MAX_SIZE = MAX_BODY_BYTES
     db.init_app(app, settings)
+    upstream.init_app(app, settings)
     errors.init_app(app)
     finish_on_shutdown(app)
     app.blueprint(films.blueprint)
+    app.blueprint(ratings.blueprint)
     app.blueprint(reviews.blueprint)
     app.blueprint(health.blueprint)
     return app

@@ -33,6 +33,14 @@ ERRORS = [
     ("GET", "/films/1e3/", None, 404, contract.FILM_NOT_FOUND),
     ("GET", "/films/%C2%B2/", None, 404, contract.FILM_NOT_FOUND),  # a superscript two
     ("GET", "/films/%20995/", None, 404, contract.FILM_NOT_FOUND),
+    # A film's ratings: the film is looked up before any source is asked.
+    ("GET", "/films/0/ratings/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/1001/ratings/", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films/abc/ratings", None, 404, contract.FILM_NOT_FOUND),
+    ("GET", "/films//ratings/", None, 404, contract.NOT_FOUND),
+    ("GET", "/films/995/ratings//", None, 404, contract.NOT_FOUND),
+    ("GET", "/films/995/ratings/x/", None, 404, contract.NOT_FOUND),
+    ("GET", "/films/995/rating/", None, 404, contract.NOT_FOUND),
     # Query strings.
     ("GET", "/films/?year.gt=abc", None, 400, contract.BAD_YEAR),
     ("GET", "/films/?year.gt=", None, 400, contract.BAD_YEAR),
@@ -46,6 +54,8 @@ ERRORS = [
     ("POST", "/films/", b"{}", 405, contract.METHOD_NOT_ALLOWED),
     ("DELETE", "/films/995/", None, 405, contract.METHOD_NOT_ALLOWED),
     ("PUT", "/films/abc/", None, 405, contract.METHOD_NOT_ALLOWED),
+    ("POST", "/films/995/ratings/", b"{}", 405, contract.METHOD_NOT_ALLOWED),
+    ("DELETE", "/films/abc/ratings", None, 405, contract.METHOD_NOT_ALLOWED),
     ("GET", "/reviews/", None, 405, contract.METHOD_NOT_ALLOWED),
     ("PATCH", "/reviews", None, 405, contract.METHOD_NOT_ALLOWED),
     ("POST", "/health", None, 405, contract.METHOD_NOT_ALLOWED),

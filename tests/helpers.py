@@ -2,6 +2,7 @@
 
 import json
 import os
+import time
 
 import psycopg2
 import pytest
@@ -12,6 +13,16 @@ from db import embedded
 from tests.faults import behind_proxy
 from tests.system_tools import system_tool
 from tools.serve import AppNotStarted, running
+
+
+def wait_until(condition, timeout):
+    """Poll condition() every 20 ms until it holds (True) or timeout seconds pass (False)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def query(connection, sql, *params):

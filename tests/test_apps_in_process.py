@@ -127,9 +127,10 @@ class FalconClient:
     def __init__(self, settings):
         import falcon.testing
 
-        from falcon_app import create_app, db
+        from falcon_app import create_app, db, upstream
 
-        self.client = falcon.testing.TestClient(create_app(db.open_pool(settings)))
+        app = create_app(db.open_pool(settings), upstream.open_sources(settings))
+        self.client = falcon.testing.TestClient(app)
 
     def request(self, method, path, body=None, headers=None):
         path, _, query_string = path.partition("?")  # as sent: "//health" is a path

@@ -12,25 +12,15 @@ which would cancel the INSERT by itself."""
 
 import json
 import socket
-import time
 import urllib.parse
 
 import psycopg2
 
 from tests.corpus import REVIEW
-from tests.helpers import query
+from tests.helpers import query, wait_until
 
 WAITING_INSERT = """SELECT count(*) FROM pg_stat_activity
                      WHERE query LIKE 'INSERT INTO review%%' AND state = 'active'"""
-
-
-def wait_until(condition, timeout):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def waiting(db):

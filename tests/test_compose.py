@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from tools.serve import APPS, stop, wait_healthy
 
 VENV = Path(sys.prefix)
 INIT_DIR = "/docker-entrypoint-initdb.d"
-NOT_APPS = {"db", "bench", "proxy", "pgbouncer"}
+NOT_APPS = {"db", "bench", "proxy", "pgbouncer", "upstream"}
 BENCH_CONNECTIONS = 20  # pgbench's clients at wrk's default connections
 SPARE_CONNECTIONS = 10  # the bench's own connection, psql, superuser reserve
 
@@ -263,13 +264,60 @@ def service_env(service, image_dir, **overrides):
     return {"PATH": path, **service["environment"], **overrides}
 
 
+def upstream_ports(service):
+    """The --port=P,P,... option of the upstream service's command, and its ports."""
+    [option] = [word for word in service["command"] if word.startswith("--port=")]
+    return option, [int(port) for port in option.removeprefix("--port=").split(",")]
+
+
+def test_the_apps_are_told_of_the_upstream_services_sources(services):
+    """UPSTREAM_FANOUT: a source for each port the upstream service listens on."""
+    _, ports = upstream_ports(services["upstream"])
+    for app in APPS:
+        fanout = services[app]["environment"]["UPSTREAM_FANOUT"].split()
+        assert fanout == [f"http://upstream:{port}" for port in ports], app
+
+
+@pytest.fixture(scope="module")
+def upstream_service(services, image_dir, tmp_path_factory):
+    """The upstream service's command from the image's WORKDIR, on free ports
+    (its own may be taken here), once its healthcheck passes: its sources' URLs."""
+    service = services["upstream"]
+    option, ports = upstream_ports(service)
+    free = [str(embedded.free_port()) for _ in ports]
+    command = [
+        f"--port={','.join(free)}" if word == option else word for word in service["command"]
+    ]
+    healthcheck = [word.replace(str(ports[0]), free[0]) for word in service["healthcheck"]["test"]]
+    env = service_env({"environment": {}}, image_dir)
+    with open(tmp_path_factory.mktemp("upstream") / "upstream.log", "w") as log:
+        process = subprocess.Popen(
+            command, cwd=image_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while subprocess.run(
+            healthcheck[1:], cwd=image_dir, env=env, capture_output=True
+        ).returncode:
+            assert time.monotonic() < deadline and process.poll() is None, "upstream not healthy"
+            time.sleep(0.2)
+        yield " ".join(f"http://127.0.0.1:{port}" for port in free)
+    finally:
+        stop(process)
+
+
 @pytest.fixture
-def app_server(request, services, image_dir, database_url, tmp_path):
+def app_server(request, services, image_dir, database_url, upstream_service, tmp_path):
     """The service's command with its environment, from the image's WORKDIR;
-    only the database (the test database) and the port (a free one) differ."""
+    only the database (the test database), the port (a free one) and the
+    sources (the upstream service's command, run here) differ."""
     service = services[request.param]
     port = embedded.free_port()
-    env = service_env(service, image_dir, DATABASE_URL=database_url, PORT=str(port))
+    env = service_env(
+        service, image_dir, DATABASE_URL=database_url, PORT=str(port),
+        UPSTREAM_FANOUT=upstream_service,
+    )  # fmt: skip
     log_path = tmp_path / "server.log"
     with open(log_path, "w") as log:
         process = subprocess.Popen(
@@ -303,6 +351,9 @@ def test_app_service_serves_every_route(app_server, image_dir, db):
     review = requests.post(f"{url}/reviews/", json={"film_id": 995, "rating": 4}, timeout=10)
     assert review.status_code == 201
     assert query(db, "SELECT film_id, rating FROM review") == [(995, 4)]
+    ratings = requests.get(f"{url}/films/995/ratings/", timeout=10).json()
+    assert (ratings["reviews"], ratings["unavailable"]) == ({"count": 1, "average": 4.0}, [])
+    assert len(ratings["ratings"]) == 3 and None not in ratings["ratings"].values()
     # The service's healthcheck, as Docker runs it (CMD: no shell).
     healthcheck = subprocess.run(
         service["healthcheck"]["test"][1:], cwd=image_dir, env=env, capture_output=True

@@ -207,6 +207,21 @@ def test_contract_suite_passes_on_every_published_port(stack):
     assert " passed" in completed.stdout and "skipped" not in completed.stdout
 
 
+def test_every_app_serves_its_ratings_through_the_proxy(stack):
+    """GET /films/995/ratings/ through nginx, on every app: each of the
+    upstream service's sources rated the film (compose.yaml's UPSTREAM_FANOUT)."""
+    proxied = {
+        name: url for name, url in published_targets(stack).items() if name.startswith("proxy-")
+    }
+    assert len(proxied) == len(APPS)
+    for name, url in proxied.items():
+        response = requests.get(f"{url}/films/995/ratings/", timeout=10)
+        assert response.status_code == 200, (name, response.text)
+        ratings = response.json()
+        assert ratings["film_id"] == 995 and ratings["unavailable"] == [], name
+        assert len(ratings["ratings"]) == 3 and None not in ratings["ratings"].values(), name
+
+
 def test_bench_service_measures_and_loses_nothing(stack, tmp_path):
     """`docker compose run --rm bench quart --duration 2s`; its results/ is
     mounted here to read the JSON report."""

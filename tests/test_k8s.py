@@ -96,6 +96,21 @@ def test_app_deployment(objects, app):
     assert spec["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
 
 
+def test_the_apps_ask_the_upstream_service(objects):
+    """Each app's UPSTREAM_FANOUT names a port of the upstream Service, each
+    one a port its Deployment's command listens on (as in compose.yaml)."""
+    service = find(objects, "Service", "upstream")
+    [container] = find(objects, "Deployment", "upstream")["spec"]["template"]["spec"]["containers"]
+    [option] = [word for word in container["command"] if word.startswith("--port=")]
+    listening = [int(port) for port in option.removeprefix("--port=").split(",")]
+    assert container["command"][:3] == ["python", "-m", "upstream"]
+    assert [port["targetPort"] for port in service["spec"]["ports"]] == listening
+    sources = [f"http://upstream:{port['port']}" for port in service["spec"]["ports"]]
+    for app in APPS:
+        [app_container] = find(objects, "Deployment", app)["spec"]["template"]["spec"]["containers"]
+        assert env(app_container)["UPSTREAM_FANOUT"].split() == sources, app
+
+
 def test_services_select_their_pods(objects):
     pods = [
         o["spec"]["template"]["metadata"]["labels"]

@@ -14,6 +14,7 @@ FLOORS = [
     ["infra"],
     ["db"],
     ["tools"],
+    ["upstream"],
     [
         "bench.errors",
         "bench.progress",
@@ -30,7 +31,7 @@ FLOORS = [
     ["bench.plan", "bench.compare", "bench.refusals"],
     ["bench.run", "bench.redraw", "bench.cli", "bench.__main__", "bench"],
 ]
-PACKAGES = ("common", "infra", "db", "tools", "bench")
+PACKAGES = ("common", "infra", "db", "tools", "upstream", "bench")
 
 
 def floor(module):

@@ -1,9 +1,10 @@
 """Every state of the code that docs/migration.md offers ships: the four steps
 (docs/migration/step1.patch ... step4.patch, applied in order to a copy of
 flask_app/) end at quart_app/ byte for byte, and each state before the last,
-and each alternative of docs/examples/ (flask_async.patch, quart_psycopg.patch),
-serves the contract (every case of tests/test_contract.py: status, body,
-database state) under its own serve.sh, on the real Postgres."""
+and each alternative of docs/examples/ (flask_async.patch, quart_psycopg.patch,
+quart_httpx.patch), serves the contract (every case of tests/test_contract.py:
+status, body, database state; and tests/test_ratings.py's cases of the route
+that waits on other services) under its own serve.sh, on the real Postgres."""
 
 import difflib
 import subprocess
@@ -22,6 +23,12 @@ from tests.test_contract import (  # noqa: F401 (collected here, against each st
     test_post_review,
     test_post_review_accepts,
 )
+from tests.test_ratings import (  # noqa: F401 (the ratings' contract cases, the same way)
+    SOURCE_SETTINGS,
+    test_a_source_that_fails_is_null_and_named,
+    test_every_source_failed,
+    test_every_source_up,
+)
 from tools import ROOT
 from tools.serve import AppNotStarted, running
 
@@ -33,6 +40,7 @@ STATES = {
     "step3": "quart_app",
     "flask-async": "flask_app",
     "quart-psycopg": "quart_psycopg",
+    "quart-httpx": "quart_app",
 }
 # The tree's package comes first on sys.path (gunicorn and uvicorn put their
 # working directory there); the project's common/ is found through PYTHONPATH.
@@ -106,6 +114,7 @@ def server(request, trees, database_url, tmp_path_factory):
         "package": STATES[request.param],
         "pythonpath": ROOT,
         "web_workers": 2,
+        **SOURCE_SETTINGS,
     }
     app = "flask" if STATES[request.param] == "flask_app" else "quart"  # for the log only
     try:
@@ -113,3 +122,9 @@ def server(request, trees, database_url, tmp_path_factory):
             yield server
     except AppNotStarted as error:
         pytest.fail(str(error))
+
+
+@pytest.fixture(scope="module")
+def app(server):
+    """(name, url) of the state, as tests/test_ratings.py's tests take it."""
+    return server.app, server.url

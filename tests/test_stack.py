@@ -18,7 +18,7 @@ def services():
 
 
 def test_every_service_but_the_bench(services):
-    assert set(services) == {"db", "pgbouncer", "proxy", *APPS}
+    assert set(services) == {"db", "pgbouncer", "proxy", "upstream", *APPS}
 
 
 def test_only_what_format_3_takes(services):

@@ -12,7 +12,9 @@ blocking call it reaches:
 
 kind is database (psycopg2, psycopg, pymysql, sqlite3, redis, pymongo, and
 the methods every driver has: acquire(), execute(), fetch...(), commit()),
-http (requests, urllib, urllib3, httpx.Client, http.client), sleep
+http (requests, urllib, urllib3, httpx.Client, http.client; a client made
+in the function, at the module's top, or handed in as a parameter annotated
+with its type), sleep
 (time.sleep), file (open(), Path.read_text(), shutil) or subprocess
 (subprocess, os.system). A call awaited, or entered by `async with` or
 `async for`, is not blocking; nor is a function handed to a thread
@@ -97,6 +99,20 @@ def clients_made(module, statements):
     return found
 
 
+def clients_given(module, function):
+    """{name: kind} of the function's parameters annotated with a client's
+    type (`client: httpx.Client`): a client made once and handed in, as an
+    app keeps one per worker, blocks as one made here does."""
+    arguments = function.args
+    parameters = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    found = {}
+    for parameter in parameters:
+        if parameter.annotation is not None:
+            kind = CLIENTS.get(module.dotted(parameter.annotation))
+            found.update({parameter.arg: kind} if kind else {})
+    return found
+
+
 @cache
 def module_clients(module):
     """The clients a module makes at its top level."""
@@ -146,7 +162,11 @@ def reached(view, index):
     while todo:
         function, chain = todo.pop(0)
         module = function.module
-        clients = {**module_clients(module), **clients_made(module, function.node.body)}
+        clients = {
+            **module_clients(module),
+            **clients_given(module, function.node),
+            **clients_made(module, function.node.body),
+        }
         for call in calls(function):
             kind = kind_of(call, module, clients)
             if kind:

@@ -33,7 +33,6 @@ import argparse
 import asyncio
 import collections
 import json
-import re
 import selectors
 import signal
 import subprocess
@@ -42,18 +41,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 from bench.stack.processes import marked_json, taskset
 from infra import procfs
+from infra.delays import parse_delay
 from tools import ROOT, children
 
 MARKER = "DELAY_PROXY_JSON "  # the line printed on exit: its connection counts
-UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "": 1e-3}  # a bare number is milliseconds
-
-
-def parse_delay(text):
-    """'5ms', '500us', '0.02s', '0', '1.5' (ms) -> seconds. ValueError if not a delay."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*(us|ms|s|)\s*", text)
-    if not match:
-        raise ValueError(f"not a delay: {text!r} (e.g. 0, 500us, 5ms, 0.02s)")
-    return float(match[1]) * UNITS[match[2]]
 
 
 def parse_address(text):

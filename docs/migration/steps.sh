@@ -7,8 +7,9 @@
 #
 # expand: DIR/step0/quart_app is a copy of flask_app/; each DIR/stepN/quart_app
 # is step N-1's with docs/migration/stepN.patch applied. DIR/flask-async and
-# DIR/quart-psycopg are flask_app/ (renamed for the second) with
-# docs/examples/<name>.patch applied, beside the untouched copy <name>.orig.
+# DIR/quart-psycopg are flask_app/ (renamed for the second), DIR/quart-httpx
+# is quart_app/, each with docs/examples/<name>.patch applied, beside the
+# untouched copy <name>.orig.
 # Edit those trees (say, after flask_app/ or quart_app/ changed), then `diff`
 # writes the patches back from them. tests/test_migration_steps.py checks
 # that step4 is quart_app/, and runs the contract suite against the others.
@@ -25,13 +26,17 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 examples="$root/docs/examples"
 steps=(1 2 3 4)
-# example name, and the package name flask_app/ takes in it
-alternatives=("flask-async flask_app" "quart-psycopg quart_psycopg")
+# example name, the app it starts from, and the package name that app takes in it
+alternatives=(
+    "flask-async flask_app flask_app"
+    "quart-psycopg flask_app quart_psycopg"
+    "quart-httpx quart_app quart_app"
+)
 
-copy_flask_app() {
+copy_app() {
     mkdir -p "$1"
-    cp -R "$root/flask_app" "$1/$2"
-    rm -rf "$1/$2/__pycache__"
+    cp -R "$root/$2" "$1/$3"
+    rm -rf "$1/$3/__pycache__"
 }
 
 apply() {
@@ -39,15 +44,15 @@ apply() {
 }
 
 expand() {
-    local dir="$1" name package
-    copy_flask_app "$dir/step0" quart_app
+    local dir="$1" name base package
+    copy_app "$dir/step0" flask_app quart_app
     for step in "${steps[@]}"; do
         cp -R "$dir/step$((step - 1))" "$dir/step$step"
         apply "$dir/step$step" "$here/step$step.patch"
     done
     for alternative in "${alternatives[@]}"; do
-        read -r name package <<< "$alternative"
-        copy_flask_app "$dir/$name.orig" "$package"
+        read -r name base package <<< "$alternative"
+        copy_app "$dir/$name.orig" "$base" "$package"
         cp -R "$dir/$name.orig" "$dir/$name"
         apply "$dir/$name" "$examples/${name//-/_}.patch"
     done
@@ -64,12 +69,12 @@ write_diff() {
 }
 
 write_diffs() {
-    local dir="$1" name package
+    local dir="$1" name base package
     for step in "${steps[@]}"; do
         write_diff "$dir" "step$((step - 1))" "step$step" "$here/step$step.patch"
     done
     for alternative in "${alternatives[@]}"; do
-        read -r name package <<< "$alternative"
+        read -r name base package <<< "$alternative"
         write_diff "$dir" "$name.orig" "$name" "$examples/${name//-/_}.patch"
     done
 }

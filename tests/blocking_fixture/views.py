@@ -35,6 +35,7 @@ def nap():
 def remote():
     with httpx.Client(timeout=1) as client:
         client.get(helpers.URL)  # planted: http
+        helpers.ask(client, helpers.URL)
     urllib.request.urlopen(helpers.URL, timeout=1)  # planted: http
     return helpers.notify("remote")
 

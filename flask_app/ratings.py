@@ -1,0 +1,73 @@
+"""GET /films/<film_id>/ratings/."""
+
+import time
+
+import httpx
+from flask import Blueprint
+
+from common.contract import FILM_NOT_FOUND, ContractError, parse_film_id
+from common.ratings import FAILED, TIMED_OUT, answer, rating_of, rating_url
+
+from .db import acquire
+from .upstream import sources
+
+blueprint = Blueprint("ratings", __name__)
+
+# The film, its reviews' count and average: one statement, one round trip.
+SELECT_FILM_RATINGS = """SELECT f.film_id, f.release_year, f.title,
+                                count(r.review_id) AS review_count,
+                                round(avg(r.rating), 2)::float8 AS average_rating
+                           FROM film f
+                      LEFT JOIN review r ON r.film_id = f.film_id
+                          WHERE f.film_id = %s
+                       GROUP BY f.film_id"""
+
+
+@blueprint.get("/films/<film_id>/ratings")
+def get_ratings(film_id):
+    """One film, its reviews' count and average, and each rating source's
+    rating of it: null, and named in unavailable, where a source failed or
+    did not answer within UPSTREAM_TIMEOUT.
+
+    404 if the id is not a positive integer or names no film; 502 if every
+    source failed, 504 if every source timed out.
+    """
+    film_id = parse_film_id(film_id)
+    film = read_film(film_id)
+    if film is None:
+        raise ContractError(404, FILM_NOT_FOUND)
+    return answer(film, ask_sources(film_id))
+
+
+def read_film(film_id):
+    """The film's row with its reviews' count and average, or None. The
+    connection is back in the pool before the first call out: held while the
+    sources answer, it would wait idle, and other requests would wait for it."""
+    with acquire() as connection:
+        with connection.cursor() as cursor:
+            cursor.execute(SELECT_FILM_RATINGS, (film_id,))
+            return cursor.fetchone()
+
+
+def ask_sources(film_id):
+    """{source: its rating, TIMED_OUT or FAILED}, asked one after another
+    within one deadline: each call gets what the calls before it left."""
+    fan_out = sources()
+    deadline = time.monotonic() + fan_out.timeout
+    return {url: ask(fan_out.client, url, film_id, deadline) for url in fan_out.urls}
+
+
+def ask(client: httpx.Client, source, film_id, deadline):
+    """One source's rating of the film, or TIMED_OUT, or FAILED. Past the
+    deadline the source is not asked; before it, each phase of the call
+    (connecting, sending, each read) waits at most what is left of it."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return TIMED_OUT
+    try:
+        response = client.get(rating_url(source, film_id), timeout=left)
+    except httpx.TimeoutException:
+        return TIMED_OUT
+    except httpx.HTTPError:  # refused, reset, not HTTP
+        return FAILED
+    return rating_of(response.status_code, response.content, film_id)
