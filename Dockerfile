@@ -3,6 +3,7 @@
 #
 #   target app     (the default) what the app services run
 #   target bench   the same plus wrk, for: docker compose run --rm bench APP
+# checkov:skip=CKV_DOCKER_2:one image, four apps on different commands and ports: compose's healthcheck and Kubernetes' probes check each
 FROM python:3.11-slim-bookworm AS base
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -13,11 +14,13 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 
 # The pinned dependencies, installed by the script ./test.sh and ./benchmark.sh
-# use, in a layer rebuilt only when they change. Its stamp file makes
-# benchmark.sh's own call to it a no-op in the container.
+# use, in a layer rebuilt only when they change, each wheel checked against
+# its recorded sha256 (requirements-hashed/, pip --require-hashes). Its stamp
+# file makes benchmark.sh's own call to it a no-op in the container.
 COPY requirements.txt ./
+COPY requirements-hashed/requirements.txt requirements-hashed/
 COPY scripts/venv.sh scripts/
-RUN bash scripts/venv.sh
+RUN REQUIRE_HASHES=1 bash scripts/venv.sh
 
 # The project, less what .dockerignore leaves out, owned by root: the app
 # cannot change its own code. results/ is where the bench writes.
@@ -38,7 +41,7 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 # What benchmark.sh would install on its first run and the app user cannot:
 # the report's charts and the open-loop generator's histograms.
-RUN bash scripts/venv.sh requirements-charts.txt requirements-openloop.txt
+RUN REQUIRE_HASHES=1 bash scripts/venv.sh requirements-charts.txt requirements-openloop.txt
 # The user has no home: matplotlib (the report's chart) caches its config here.
 ENV MPLCONFIGDIR=/tmp/matplotlib
 USER 10001:10001

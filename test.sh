@@ -16,5 +16,14 @@ bash scripts/system.sh --all
 export SYSTEM_TOOLS=installed
 bash scripts/venv.sh requirements.txt requirements-servers.txt requirements-charts.txt \
     requirements-openloop.txt requirements-dev.txt requirements-examples.txt
+# Checkov, in a venv of its own: its pins cannot share .venv's
+# (requirements-scanners.txt says why; tests/deploy/test_scanners.py runs it).
+VENV_DIR=.venv-scanners bash scripts/venv.sh requirements-scanners.txt
+# Bytecode cached, in .venv, not beside the sources, even where the environment
+# says not to write it (PYTHONDONTWRITEBYTECODE): without it every run compiles
+# the project again and pytest rewrites every test module's asserts, seconds
+# of the fast tier, and every server a test starts compiles its app.
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX="$PWD/.venv/pycache"
 .venv/bin/ruff check .
 exec .venv/bin/python -m pytest "$@"

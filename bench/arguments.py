@@ -5,14 +5,16 @@ are bench/values.py. bench/cli.py turns what it parses into the run's Options.""
 import argparse
 import os
 
-from bench.routes import ROUTES
-from bench.stack.budget import DEFAULT_CONNECTIONS
-from bench.stack.servers import PRODUCTION, SERVERS
+from bench.options import DEFAULT_SLO_STEP
+from bench.routes import DEFAULT_ROUTES, ROUTES
+from bench.sut.budget import DEFAULT_CONNECTIONS
+from bench.sut.servers import PRODUCTION, SERVERS
 from bench.values import (
     choice_list,
     database_url,
     delay_list,
     env_setting,
+    fan_out_list,
     int_list,
     pin_spec,
     positive,
@@ -21,9 +23,12 @@ from bench.values import (
     repeats,
     results_folder,
     seconds,
+    slo,
     target_url,
+    upstream_delay_list,
+    write_token_file,
 )
-from infra.apps import names
+from infra.apps import known, names
 from tools.command import Parser
 from tools.serve import port_number
 
@@ -37,6 +42,8 @@ examples:
   ./benchmark.sh flask sanic --rate 500,1000 open-loop runs at these requests/s
   ./benchmark.sh all --db-delay 0,1ms,5ms,20ms -c 10,100
                                              when async pays: Postgres farther away, swept
+  ./benchmark.sh flask flask_threads quart --fan-out 1,3,10 --upstream-delay 10ms,50ms
+                                             when a request waits on other services
   ./benchmark.sh flask quart --replicas 1,2,4
                                              1, 2 and 4 copies of each app behind nginx
   ./benchmark.sh all --duration 5m           the article's run length
@@ -62,7 +69,10 @@ def parser():
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "apps", nargs="+", metavar="APP", help=f"one or more of: {', '.join(names())}; or all"
+        "apps",
+        nargs="+",
+        metavar="APP",
+        help=f"one or more of: {', '.join(known())}; or all ({', '.join(names())})",
     )
     # 5s and 1s: a first ./benchmark.sh APP within a minute, installs included
     # (the figures of one run are noisy anyway: --repeat, --duration 5m for more).
@@ -92,7 +102,8 @@ def parser():
     p.add_argument(
         "--routes",
         type=choice_list(list(ROUTES)),
-        help=f"comma list of {', '.join(ROUTES)} (default all three; with --target and no "
+        help=f"comma list of {', '.join(ROUTES)} (default {', '.join(DEFAULT_ROUTES)}, or ratings "
+        "with --fan-out; with --target and no "
         "--database-url, the reads only). review posts reviews to a film the run adds and "
         "removes with them when it ends: no other row is written or deleted",
     )
@@ -106,7 +117,7 @@ def parser():
         "--deployment",
         type=choice_list(["article", "tuned"], "both"),
         default=["tuned"],
-        help="article, tuned or both (default tuned; see bench/stack/deployments.py)",
+        help="article, tuned or both (default tuned; see bench/sut/deployments.py)",
     )
     p.add_argument(
         "--rate",
@@ -118,11 +129,28 @@ def parser():
         "each route, measured first",
     )
     p.add_argument(
+        "--slo",
+        type=slo,
+        metavar="[pP:]LATENCY",
+        help="a latency objective, e.g. 100ms (the p99) or p95:50ms: each app's capacity, the "
+        "most requests/s the open loop can offer with that percentile within it and no error, "
+        "found by bracketing and bisecting from the closed-loop peak, --repeat rounds per step "
+        "in rotation, with a bootstrap 95%% interval (bench/modes/capacity.py); tables then "
+        "rank by it, and --tune chooses by it",
+    )
+    p.add_argument(
+        "--slo-step",
+        type=positive_seconds,
+        default=DEFAULT_SLO_STEP,
+        help=f"each step of the capacity search, per round (default {DEFAULT_SLO_STEP}s: a p99 "
+        "of fewer requests means little)",
+    )
+    p.add_argument(
         "--server",
         type=choice_list([PRODUCTION, *SERVERS], "all"),
         help="run each app under these servers instead of a deployment: a comma list of "
         f"{', '.join([PRODUCTION, *SERVERS])}, or all (each app under those that serve its "
-        "interface, WSGI or ASGI; serve.sh is its own; see bench/stack/servers.py)",
+        "interface, WSGI or ASGI; serve.sh is its own; see bench/sut/servers.py)",
     )
     p.add_argument(
         "--db-delay",
@@ -131,8 +159,27 @@ def parser():
         default=(0.0,),
         metavar="D[,D...]",
         help="add D to every round trip between each app (and pgbench) and Postgres, "
-        "through a delay proxy of its own (bench/stack/delay_proxy.py): e.g. 0,1ms,5ms,20ms runs "
+        "through a delay proxy of its own (bench/sut/delay_proxy.py): e.g. 0,1ms,5ms,20ms runs "
         "everything once per delay; 0 is direct (default 0)",
+    )
+    p.add_argument(
+        "--fan-out",
+        dest="fan_outs",
+        type=fan_out_list,
+        default=(),
+        metavar="N[,N...]",
+        help="the ratings route's sources per request: each app told of N (UPSTREAM_FANOUT) "
+        "of the rating service the run starts (python -m upstream), each N a start of every "
+        "app; implies --routes ratings (with it and no --fan-out: 3)",
+    )
+    p.add_argument(
+        "--upstream-delay",
+        dest="upstream_delays",
+        type=upstream_delay_list,
+        default=(),
+        metavar="D[~J][,...]",
+        help="each rating answered D after it is asked, give or take J: e.g. 10ms,50ms~10ms,"
+        "200ms, the rating service started once per delay (default 50ms~10ms)",
     )
     p.add_argument(
         "--workers",
@@ -144,7 +191,7 @@ def parser():
         type=positive,
         metavar="N",
         help="threads per worker process, for every server that has them (gunicorn's "
-        "gthread, and the sync worker of Flask's and Falcon's serve.sh, which becomes gthread; "
+        "gthread, as Flask's and Falcon's serve.sh run it, 16 threads by default; "
         "waitress, Twisted, Granian's blocking threads); a server named with --server that has "
         "none refuses it; an event loop's serve.sh runs as it is",
     )
@@ -178,6 +225,15 @@ def parser():
         help="measure this already-running server; APP only labels it",
     )
     p.add_argument(
+        "--write-token-file",
+        type=write_token_file,
+        default=os.environ.get("WRITE_TOKEN_FILE") or None,
+        metavar="FILE",
+        help="a file holding the door's write token (proxy/door.conf): every write the run "
+        "sends carries Authorization: Bearer <token>, for a --target behind a door that has "
+        "one (default WRITE_TOKEN_FILE)",
+    )
+    p.add_argument(
         "--port", type=port_number, default=0, help="port for the app (default: a free one)"
     )
     p.add_argument(
@@ -188,17 +244,18 @@ def parser():
     )
     p.add_argument(
         "--proxy",
-        choices=["off", "on", "both"],
+        choices=["off", "on", "both", "door"],
         default="off",
         help="nginx in front of every app (proxy/api.inc): off, on, or both to measure "
-        "what it costs, side by side (default off)",
+        "what it costs, side by side; door: nginx plain and with the deployed door's rules "
+        "(limits, JSON access log, TLS: proxy/door.conf), side by side (default off)",
     )
     p.add_argument(
         "--pgbouncer",
         action="store_true",
         help="every app reaches Postgres through a PgBouncer of its own (Debian's package, "
         "transaction pooling, its pool at Postgres the app's --db-connections: "
-        "bench/stack/pgbouncer.py), with TRANSACTION_POOLING=1; the app's processes then keep "
+        "bench/sut/pgbouncer.py), with TRANSACTION_POOLING=1; the app's processes then keep "
         "the pools they can use, sharing that budget",
     )
     p.add_argument(
@@ -216,7 +273,7 @@ def parser():
         default=[1],
         metavar="N[,N...]",
         help="run N copies of each app's server behind nginx, sharing the app's worker "
-        "processes and database connections (bench/stack/replicas.py); a list, e.g. 1,2,4, "
+        "processes and database connections (bench/sut/replicas.py); a list, e.g. 1,2,4, "
         "measures each count side by side in rotation (default 1: one copy, as --proxy says)",
     )
     p.add_argument(

@@ -12,8 +12,9 @@ from bench.modes import tune
 from bench.options import FIELDS, grouped
 from bench.preflight import missing
 from bench.refusals import refusal
-from bench.routes import ROUTES
+from bench.routes import DEFAULT_ROUTES, ROUTES
 from bench.run import run
+from bench.sut.sources import DEFAULT_FAN_OUT, DEFAULT_UPSTREAM_DELAY
 from infra.apps import names
 from tools.command import one_line, stop_on_signals
 
@@ -30,33 +31,48 @@ def shown_command(argv):
     return " ".join(shown)
 
 
-def deployments_of(args):
+def deployments_of(args, fan_outs):
     if args.tune:
-        return tune.candidates()
+        return tune.candidates(fan_out=bool(fan_outs))
     return args.server or args.deployment
 
 
 def routes_of(args):
-    """--routes, or every route; with --target and no database, the reads: the
+    """--routes, or the default routes (ratings alone with --fan-out or
+    --upstream-delay); with --target and no database, the reads: the
     reviews a POST run writes must be counted and removed by the run."""
     if args.routes is not None:
         return args.routes
+    if args.fan_outs or args.upstream_delays:
+        return ["ratings"]
     if args.target and not args.database_url:
-        return [key for key in ROUTES if not ROUTES[key].writes]
-    return list(ROUTES)
+        return [key for key in DEFAULT_ROUTES if not ROUTES[key].writes]
+    return DEFAULT_ROUTES
+
+
+def fan_out_of(args, routes):
+    """(--fan-out, --upstream-delay), each defaulted where the run starts the
+    ratings route's sources (not a --target's: its own)."""
+    if args.target or not any(ROUTES[key].fans_out for key in routes):
+        return args.fan_outs, args.upstream_delays
+    return args.fan_outs or DEFAULT_FAN_OUT, args.upstream_delays or DEFAULT_UPSTREAM_DELAY
 
 
 def options_of(args, apps, argv):
     """The run's typed Options (bench/options.py): the parsed command line,
     each option under its field's name (its dest), and what is derived here."""
+    routes = routes_of(args)
+    fan_outs, upstream_delays = fan_out_of(args, routes)
     given = vars(args) | {
         "apps": apps,
-        "deployments": ["external"] if args.target else deployments_of(args),
+        "deployments": ["external"] if args.target else deployments_of(args, fan_outs),
         "env": dict(args.env),
         "command": shown_command(argv),
         "proxy": "off" if args.target else args.proxy,
         "replicas": tuple(args.replicas),
-        "routes": routes_of(args),
+        "routes": routes,
+        "fan_outs": fan_outs,
+        "upstream_delays": upstream_delays,
     }
     return grouped(**{name: given[name] for name in FIELDS})
 

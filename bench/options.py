@@ -4,6 +4,8 @@ becomes (bench/cli.py)."""
 import dataclasses
 from dataclasses import dataclass, field
 
+DEFAULT_SLO_STEP = 10  # wrk2 calibrates for 10 s: a shorter step's p99 means little
+
 
 @dataclass(frozen=True)
 class Runs:
@@ -17,15 +19,17 @@ class Runs:
     timeout: int
     repeat: int
     cpus: str | None = None  # --pin's load CPUs
+    # --write-token-file: the door's token, sent with every write (bench/write_token.py)
+    write_token_file: str | None = None
 
 
 @dataclass(frozen=True)
-class Stack:
-    """What each app runs as, and beside what: what bench/stack/targets.py
+class SUT:
+    """What each app runs as, and beside what: what bench/sut/targets.py
     reads to start the apps (or to label the --target already running)."""
 
     apps: list
-    deployments: list  # deployment or server names (bench/stack/deployments.py)
+    deployments: list  # deployment or server names (bench/sut/deployments.py)
     workers: int | None = None
     worker_threads: int | None = None  # threads per process, where the server has them
     db_connections: int | None = None  # each app's budget (None: the default, fitted)
@@ -41,12 +45,12 @@ class Stack:
 
 @dataclass(frozen=True)
 class Options:
-    """A run, typed: how each run loads the apps (Runs), what it starts (Stack), and the
+    """A run, typed: how each run loads the apps (Runs), what it starts (SUT), and the
     switches of its modes, each read by the mode it belongs to."""
 
     routes: list
     runs: Runs
-    stack: Stack
+    sut: SUT
     database_url: str | None
     results_dir: str
     command: str
@@ -54,15 +58,19 @@ class Options:
     rates: object = None  # --rate: None (closed loop only), "auto", or a list of req/s
     db_delays: tuple = (0.0,)  # --db-delay: seconds added per round trip, swept
     tune: bool = False  # --tune: search each app's configurations per condition
+    slo: object = None  # --slo: a latency objective (bench/values.py Objective): capacity
+    slo_step: int = DEFAULT_SLO_STEP  # --slo-step: seconds of each step of the capacity search
+    fan_outs: tuple = ()  # --fan-out: sources per ratings request, each a start of the apps
+    upstream_delays: tuple = ()  # --upstream-delay: infra.delays.Jittered, an upstream each
 
     @property
     def target(self):
-        return self.stack.target
+        return self.sut.target
 
     @property
     def pinning(self):
         """--pin as the results record it: None when nothing is pinned."""
-        cpus = {"app": self.stack.cpus, "db": self.stack.db_cpus, "load": self.runs.cpus}
+        cpus = {"app": self.sut.cpus, "db": self.sut.db_cpus, "load": self.runs.cpus}
         return cpus if any(cpus.values()) else None
 
 
@@ -71,20 +79,22 @@ def grouped(*, pin=None, **flat):
     the tests do): each goes to the group that reads it, --pin's CPU lists
     ({"app", "db", "load"}, or None) among them."""
     pin = pin or {}
-    runs = {name: flat.pop(name) for name in RUN_FIELDS}
-    stack = {name: flat.pop(name) for name in STACK_FIELDS if name in flat}
+    runs = {name: flat.pop(name) for name in RUN_FIELDS if name in flat}
+    sut = {name: flat.pop(name) for name in SUT_FIELDS if name in flat}
     return Options(
         runs=Runs(**runs, cpus=pin.get("load")),
-        stack=Stack(**stack, cpus=pin.get("app"), db_cpus=pin.get("db")),
+        sut=SUT(**sut, cpus=pin.get("app"), db_cpus=pin.get("db")),
         **flat,
     )
 
 
-RUN_FIELDS = ("connections", "threads", "duration", "warmup", "timeout", "repeat")
-STACK_FIELDS = [f.name for f in dataclasses.fields(Stack) if f.name not in ("cpus", "db_cpus")]
+RUN_FIELDS = (
+    "connections", "threads", "duration", "warmup", "timeout", "repeat", "write_token_file"
+)  # fmt: skip
+SUT_FIELDS = [f.name for f in dataclasses.fields(SUT) if f.name not in ("cpus", "db_cpus")]
 FIELDS = [  # every field grouped() takes: what the command line sets
-    *(f.name for f in dataclasses.fields(Options) if f.name not in ("runs", "stack")),
+    *(f.name for f in dataclasses.fields(Options) if f.name not in ("runs", "sut")),
     "pin",
     *RUN_FIELDS,
-    *STACK_FIELDS,
+    *SUT_FIELDS,
 ]

@@ -11,9 +11,14 @@ from bench.progress import STARTUP_SECONDS
 def plan(options, apps):
     """{kind: (number of steps, nominal seconds each)} of the whole run of
     `apps` targets per database delay (the lineup's slots, or 1: --target)."""
-    phases = len(options.db_delays)
+    delays = len(options.db_delays)
+    conditions = len(options.fan_outs or [1]) * len(options.upstream_delays or [1])
     planned = {"start": (0 if options.target else apps, STARTUP_SECONDS)}
     for mode in MEASURING:
         for kind, (count, seconds) in mode.steps(options, apps).items():
             planned[kind] = (planned.get(kind, (0, seconds))[0] + count, seconds)
-    return {kind: (count * phases, seconds) for kind, (count, seconds) in planned.items()}
+    phases = {kind: delays * (1 if kind == "ceiling" else conditions) for kind in planned}
+    planned = {kind: (count * phases[kind], seconds) for kind, (count, seconds) in planned.items()}
+    if options.upstream_delays:  # the rating service's starts
+        planned["upstream"] = (delays * len(options.upstream_delays), STARTUP_SECONDS)
+    return planned

@@ -66,7 +66,7 @@ def needed_to_serve(argv):
 
 def needed_to_measure(argv):
     """wrk for every closed-loop run (and --rate auto's peaks); nginx in front
-    (--proxy on or both, --replicas above 1) of the apps a run starts;
+    (--proxy on, both or door, --replicas above 1) of the apps a run starts;
     PgBouncer; taskset to pin. --help needs none."""
     known = measuring().scan(argv)
     if known is None or known.help:
@@ -74,7 +74,8 @@ def needed_to_measure(argv):
     copies = [int(part) for part in (known.replicas or "").split(",") if part.strip().isdigit()]
     needs = {
         "wrk": known.rate is None or known.rate.strip() == "auto",
-        "nginx": not known.target and (known.proxy in ("on", "both") or max(copies, default=1) > 1),
+        "nginx": not known.target
+        and (known.proxy in ("on", "both", "door") or max(copies, default=1) > 1),
         "pgbouncer": known.pgbouncer,
         "taskset": known.pin is not None,
     }

@@ -46,6 +46,10 @@ class Peak:
     db_delay_ms: float = 0.0
     configuration: str | None = None  # --tune: the deployment chosen for "best"
     pss_mib: float | None = None  # the app's memory: the largest at the end of its runs
+    # CPU µs per answered request, by part (bench/sut/cost.py PARTS), all runs added up
+    cpu_us_per_request: dict | None = None
+    fan_out: int | None = None  # --fan-out: the ratings route's sources per request
+    upstream_delay: str | None = None  # --upstream-delay, as written: 50ms~10ms
 
 
 @dataclass
@@ -59,6 +63,36 @@ class Rate:
     report: dict  # the generator's report
     db_delay_ms: float = 0.0
     pss_mib: float | None = None  # the app's memory at the end of the run
+    cpu_us_per_request: dict | None = None  # by part, as a Peak's
+
+
+@dataclass
+class Capacity:
+    """One app's capacity at a latency objective (--slo) on one route, at one
+    connection count and database delay: the most requests/s the open loop
+    offered with the objective's percentile within it and no error, found by
+    bracketing and bisecting from the closed-loop peak (bench/modes/capacity.py).
+
+    capacity_rps: {"value", "ci95": [low, high] or None (one round), "objective":
+    {"percentile", "ms"}}; steps: each rate offered, in order, with its rounds'
+    reduced figures and the verdict of their merged histogram; bound: which bound
+    binds ({"name", "why", "rps"}); connection_model: how the open loop held its
+    connections ({"connections", "opened", "requests", "kept_alive"})."""
+
+    app: str
+    deployment: str
+    route: str
+    connections: int
+    capacity_rps: dict
+    steps: list = field(default_factory=list)
+    peak_rps: float | None = None  # the closed-loop req/s the search started from
+    bound: dict | None = None
+    connection_model: dict | None = None
+    step_seconds: int | None = None
+    db_delay_ms: float = 0.0
+    configuration: str | None = None  # --tune: the deployment chosen for "best"
+    fan_out: int | None = None  # --fan-out: the ratings route's sources per request
+    upstream_delay: str | None = None  # --upstream-delay, as written: 50ms~10ms
 
 
 @dataclass
@@ -70,10 +104,14 @@ class Trial:
     deployment: str
     connections: int
     db_delay_ms: float
-    requests_per_s: dict  # route -> req/s
-    p99_ms: dict  # route -> p99 latency
-    score: float  # the geometric mean of its req/s over the routes
+    requests_per_s: dict  # route -> req/s (closed loop)
+    p99_ms: dict  # route -> p99 latency (closed loop)
+    score: float  # the geometric mean of its capacities over the routes (before: of its req/s)
     chosen: bool = False
+    rejected: str | None = None  # why it may not be chosen: it broke the latency objective
+    capacity_rps: dict = field(default_factory=dict)  # route -> req/s at the objective
+    fan_out: int | None = None  # --fan-out: the ratings route's sources per request
+    upstream_delay: str | None = None  # --upstream-delay, as written: 50ms~10ms
 
 
 @dataclass
@@ -89,6 +127,11 @@ class Ceiling:
     command: str
     db_delay_ms: float = 0.0
     duration_s: float | None = None  # None: a run that gave pgbench wrk's duration
+    transactions: int | None = None  # those it completed
+    cpu: dict | None = None  # the CPU each part spent over the run (bench/sut/cost.py)
+    # The floor: CPU µs per transaction of Postgres, pgbench ("generator") and
+    # the delay proxy, the apps' cpu_us_per_request's parts
+    cpu_us_per_transaction: dict | None = None
 
 
 @dataclass
@@ -121,6 +164,9 @@ class AppRun:
     # Its deployment's configuration: article, tuned, a --tune candidate or a
     # server's name; `deployment` adds the variant (+nginx, xN) for display.
     configuration: str | None = None
+    fan_out: int | None = None  # --fan-out: the ratings route's sources per request
+    upstream_delay: str | None = None  # --upstream-delay, as written: 50ms~10ms
+    calls_out: str | None = None  # with sources: how it asks them, sequential or concurrent
 
     @property
     def label(self):
@@ -137,7 +183,7 @@ class Results:
     """One run: what was asked, what it ran on, and every record it measured."""
 
     command: str
-    environment: dict  # date, commit, Python, machine, wrk (bench/stack/environment.py)
+    environment: dict  # date, commit, Python, machine, wrk (bench/sut/environment.py)
     wrk: dict  # threads, connections, duration_s, warmup_s, timeout_s, repeat, routes
     apps: list[AppRun]
     measurements: list[Peak] = field(default_factory=list)  # closed loop: none with --rate R
@@ -149,6 +195,17 @@ class Results:
     delay_proxy: str | None = None
     db_delays_ms: list = field(default_factory=lambda: [0.0])
     tuning: list[Trial] = field(default_factory=list)
+    capacity: list[Capacity] = field(default_factory=list)  # --slo
+    objective: dict | None = None  # --slo's, or --tune's default: {"percentile", "ms"}
+    # Each app's capacity to the baseline's, with its 95 % interval over rounds
+    # (bench/intervals.py): {"app", "deployment", "baseline", "route",
+    # "db_delay_ms", "connections", "metric", "value", "ci95", "measurable"}.
+    ratios: list = field(default_factory=list)
+    # The A/A ratios (an app named twice, arm 2 to arm 1), one per route,
+    # connection count and database delay: {"app", "baseline", "route", ..., "value", "ci95"}.
+    noise_floor: list = field(default_factory=list)
+    upstreams: list = field(default_factory=list)  # the rating services a run started (sources.py)
+    stopped: str | None = None  # why the run ended before its last step, or None
     schema: int = SCHEMA
 
 

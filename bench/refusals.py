@@ -7,14 +7,15 @@ prints the first refusal found, and exits 2."""
 import resource
 import urllib.parse
 
+from bench.options import DEFAULT_SLO_STEP
 from bench.plan import plan
 from bench.routes import ROUTES
-from bench.stack import pgbouncer
-from bench.stack.budget import DEFAULT_CONNECTIONS
-from bench.stack.deployments import NoThreads
-from bench.stack.lineup import lineup
-from bench.stack.processes import PortTaken, free_port
-from infra.apps import names
+from bench.sut import pgbouncer, sources
+from bench.sut.budget import DEFAULT_CONNECTIONS
+from bench.sut.deployments import NoThreads
+from bench.sut.lineup import lineup
+from bench.sut.processes import PortTaken, free_port
+from infra.apps import known
 from tools import proxy
 
 # wrk's own open files beside its connections: stdin, stdout, stderr, and an
@@ -27,12 +28,13 @@ LONGEST_RUN_DAYS = 7
 def refusal(options):
     """(the first reason these options cannot run, or None; the lineup: the
     Slots the run starts, none for --target)."""
-    alone = (modes, target, apps, tasks, open_files, proxied_clients, copies, delays, port_free)
+    alone = (modes, target, apps, tasks, open_files, proxied_clients, copies, delays, fan_out)
+    alone += (port_free,)
     problem = next(filter(None, (check(options) for check in alone)), None)
     if problem:
         return problem, []
     try:  # every app's shape, checked
-        slots = [] if options.target else lineup(options.stack, budget_of(options))
+        slots = [] if options.target else lineup(options.sut, budget_of(options))
     except NoThreads as error:
         return f"--worker-threads: {error}", []
     with_lineup = (served, one_port, bounced_clients, length)
@@ -41,19 +43,23 @@ def refusal(options):
 
 def budget_of(options):
     """Each app's connection budget, as asked (a Postgres of yours may lower it)."""
-    return options.stack.db_connections or DEFAULT_CONNECTIONS
+    return options.sut.db_connections or DEFAULT_CONNECTIONS
 
 
 def modes(options):
     if options.tune and (options.target or options.rates):
         return "--tune measures closed loop the apps it starts: not with --target or --rate"
+    if options.slo and options.rates:
+        return "--slo finds the rates to offer itself: not with --rate"
+    if options.slo_step != DEFAULT_SLO_STEP and not options.slo:
+        return "--slo-step is the capacity search's: give --slo too"
     return None
 
 
 def target(options):
     if not options.target:
         return None
-    if len(options.stack.apps) != 1:
+    if len(options.sut.apps) != 1:
         return "--target measures one server: name one APP to label it"
     writing = [ROUTES[key].label for key in options.routes if ROUTES[key].writes]
     if writing and not options.database_url:
@@ -63,24 +69,24 @@ def target(options):
             "or leave review out of --routes"
         )
     started = {
-        "--replicas starts copies of an app": options.stack.replicas != (1,),
+        "--replicas starts copies of an app": options.sut.replicas != (1,),
         "--db-delay puts a proxy between the apps it starts and Postgres": any(options.db_delays),
-        "--pgbouncer goes between the apps it starts and Postgres": options.stack.pgbouncer,
+        "--pgbouncer goes between the apps it starts and Postgres": options.sut.pgbouncer,
     }
-    if options.rates and urllib.parse.urlsplit(options.target).scheme == "https":
-        return "--rate's generator speaks plain HTTP: not with an https:// --target"
+    if (options.rates or options.slo) and urllib.parse.urlsplit(options.target).scheme == "https":
+        return "the open-loop generator speaks plain HTTP: not with an https:// --target"
     return next((f"{what}: not with --target" for what, on in started.items() if on), None)
 
 
 def apps(options):
-    named = options.stack.apps
+    named = options.sut.apps
     if "all" in named:
         return "all names every app: give it alone"
-    unknown = [app for app in named if app not in names()]
+    unknown = [app for app in named if app not in known()]
     if unknown:
-        return f"unknown app {', '.join(unknown)}; choose from {', '.join(names())} or all"
-    if len(set(named)) != len(named):
-        return "an app is named twice: it would be measured twice under one name"
+        return f"unknown app {', '.join(unknown)}; choose from {', '.join(known())} or all"
+    if any(named.count(app) > 2 for app in named):
+        return "an app is named three times: twice is the A/A control (flask#1, flask#2), no more"
     return None
 
 
@@ -91,7 +97,7 @@ def served(options, slots):
 
 
 def one_port(options, slots):
-    if options.stack.port and len(slots) > 1:
+    if options.sut.port and len(slots) > 1:
         return (
             f"--port gives one app its port, and this run starts {len(slots)}: leave it out "
             "(each then listens on a free port)"
@@ -102,8 +108,8 @@ def one_port(options, slots):
 def tasks(options):
     """An app's processes and threads are tasks, which the kernel numbers
     from a pool of kernel.pid_max for the whole machine."""
-    stack = options.stack
-    asked = (stack.workers or 1) * (stack.worker_threads or 1)
+    sut = options.sut
+    asked = (sut.workers or 1) * (sut.worker_threads or 1)
     try:
         with open("/proc/sys/kernel/pid_max") as file:
             limit = int(file.read())
@@ -136,17 +142,17 @@ def open_files(options):
             f"-c {most} with -t {runs.threads}: wrk needs {needed} open files, and this "
             f"process may open {limit} (ulimit -n): lower -c, or raise the limit"
         )
-    if not options.target and (options.stack.db_connections or 0) > limit:
+    if not options.target and (options.sut.db_connections or 0) > limit:
         return (
-            f"--db-connections {options.stack.db_connections}: one app process may hold all "
+            f"--db-connections {options.sut.db_connections}: one app process may hold all "
             f"of them, and may open {limit} files (ulimit -n)"
         )
     return None
 
 
 def proxied_clients(options):
-    stack = options.stack
-    if stack.proxy == "off" and max(stack.replicas) == 1:
+    sut = options.sut
+    if sut.proxy == "off" and max(sut.replicas) == 1:
         return None
     limit = proxy.client_limit()
     if max(options.runs.connections) > limit:
@@ -159,7 +165,7 @@ def proxied_clients(options):
 
 def bounced_clients(options, slots):
     """Behind PgBouncer the budget does not cap an app's processes, its clients."""
-    for slot in slots if options.stack.pgbouncer else []:
+    for slot in slots if options.sut.pgbouncer else []:
         clients = slot.deployment.copies * slot.shape.connections
         if clients > pgbouncer.CLIENT_LIMIT:
             return (
@@ -170,7 +176,7 @@ def bounced_clients(options, slots):
 
 
 def copies(options):
-    budget, most = budget_of(options), max(options.stack.replicas)
+    budget, most = budget_of(options), max(options.sut.replicas)
     if most <= budget:
         return None
     return f"--replicas {most}: each copy holds one of the app's {budget} --db-connections at least"
@@ -182,10 +188,34 @@ def delays(options):
     return None
 
 
+def fan_out(options):
+    """The ratings route's sources: started by the run for the apps it starts
+    (a --target has its own), for the closed loop, answering within the
+    apps' deadline."""
+    asked = options.fan_outs or options.upstream_delays
+    if asked and options.target:
+        return "--fan-out and --upstream-delay start the apps' sources: not with --target"
+    if asked and not any(ROUTES[key].fans_out for key in options.routes):
+        return "--fan-out and --upstream-delay are the ratings route's: add ratings to --routes"
+    if asked and options.rates:
+        return "--rate: not with --fan-out (the ratings route is measured closed loop)"
+    try:
+        limit = sources.timeout(options.sut.env)
+    except ValueError:
+        return "--env UPSTREAM_TIMEOUT: not a number of seconds"
+    late = [delay for delay in options.upstream_delays if delay.high >= limit]
+    if late:
+        return (
+            f"--upstream-delay {late[0]}: a source would answer after the apps' UPSTREAM_TIMEOUT "
+            f"({limit:g}s; --env UPSTREAM_TIMEOUT=S gives them longer)"
+        )
+    return None
+
+
 def port_free(options):
-    if options.stack.port and not options.target:
+    if options.sut.port and not options.target:
         try:
-            free_port(options.stack.port)
+            free_port(options.sut.port)
         except PortTaken as error:
             return str(error)
     return None

@@ -9,7 +9,7 @@ from bench.load.openloop import OpenLoopError
 from bench.load.wrk import WrkError
 from bench.progress import say
 from bench.routes import Route
-from bench.stack.database import LostWrites
+from bench.sut.database import LostWrites
 
 # What fails one app's run (it is then not measured further), not the whole run.
 FAILURES = (WrkError, OpenLoopError, LostWrites)
@@ -60,6 +60,8 @@ class Stage:
     delay: float  # seconds added per round trip to Postgres (0: direct)
     exits: object  # an ExitStack: what the modes start is stopped when it closes
     measured: list = field(default_factory=list)
+    fan_out: object = None  # the ratings route's sources (bench/sut/sources.py FanOut)
+    again: bool = False  # not the first stage at this delay: what the delay alone sets is known
 
 
 def every_app(step):

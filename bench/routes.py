@@ -3,11 +3,15 @@ sends, how the answer is verified before measuring, the SQL pgbench runs for
 the database's ceiling, and the article's figures. Adding a route is adding
 one Route here (and its Lua script, if it sends more than a GET).
 
-The SQL is the text every app runs (tests/test_harness.py checks it
+The SQL is the text every app runs (tests/harness/test_harness.py checks it
 against each app's constants) with pgbench variables for the parameters.
 
+The ratings route (GET /films/995/ratings/) is measured only when asked
+(--routes ratings, or --fan-out): it needs the rating sources a run starts
+(bench/sut/sources.py).
+
 The reads ask for film 995 of the sample data. The write posts its reviews to
-the run's own film (bench/stack/run_film.py): ROUTES["review"] names film 995
+the run's own film (bench/sut/run_film.py): ROUTES["review"] names film 995
 until a run gives it its film with writing_to().
 """
 
@@ -27,9 +31,11 @@ class Route:
     status: int  # the status verification expects
     check: Callable  # (parsed JSON, route) -> list of problems (empty: fit to measure)
     pgbench: str  # the same SQL as the apps', for pgbench, given :film_id
-    article: tuple  # (Flask, Quart) req/s in the article, wrk -c 20 -d 5m
+    article: tuple | None  # (Flask, Quart) req/s in the article, wrk -c 20 -d 5m; None: not in it
     rating: int | None = None  # what a POST /reviews/ sends, of film_id
     film_id: int = READ_FILM  # the film it reads, or reviews
+    default: bool = True  # measured when --routes is not given
+    fans_out: bool = False  # asks the rating sources (UPSTREAM_FANOUT) of every app
 
     @property
     def method(self):
@@ -86,6 +92,23 @@ def check_review(document, route):
     return []
 
 
+def check_ratings(document, route):
+    """The film, and an entry for every source the app was given: a rating,
+    or null and named unavailable (a sequential app's calls past its
+    deadline, fan-out x delay over UPSTREAM_TIMEOUT, are the app's figure,
+    not a fault); at least the first source answered."""
+    problems = check_film(document, route)
+    if problems:
+        return problems
+    ratings, unavailable = document.get("ratings"), document.get("unavailable")
+    if not isinstance(ratings, dict) or not ratings or not isinstance(unavailable, list):
+        return ["ratings is not a non-empty object of sources, with an unavailable list"]
+    first = next(iter(ratings.values()))
+    if not isinstance(first, int | float) or isinstance(first, bool):
+        return [f"the first source did not answer: {unavailable}"]
+    return []
+
+
 ROUTES = {
     route.key: route
     for route in [
@@ -134,5 +157,25 @@ INSERT INTO review (film_id, rating)
             article=(325, 1114),
             rating=4,
         ),
+        Route(
+            key="ratings",
+            label="GET /films/995/ratings/",
+            path="/films/995/ratings/",
+            script="report.lua",
+            status=200,
+            check=check_ratings,
+            pgbench="""SELECT f.film_id, f.release_year, f.title,
+                                count(r.review_id) AS review_count,
+                                round(avg(r.rating), 2)::float8 AS average_rating
+                           FROM film f
+                      LEFT JOIN review r ON r.film_id = f.film_id
+                          WHERE f.film_id = :film_id
+                       GROUP BY f.film_id
+""",
+            article=None,
+            default=False,
+            fans_out=True,
+        ),
     ]
 }
+DEFAULT_ROUTES = [key for key, route in ROUTES.items() if route.default]

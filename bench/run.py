@@ -1,8 +1,10 @@
 """One benchmark run, as a list of steps (see run()): install what it needs,
-open the database, then per database delay: measure its ceiling, start every
-app, verify each, measure the modes' steps in rotation (bench/rotation.py);
-save the records and the modes' sections. Everything started is stopped on
-the way out, whatever happens, by one ExitStack."""
+open the database, then per database delay (and, for the ratings route, per
+upstream delay, its rating service started once, and per fan-out: stages()):
+measure its ceiling, start every app, verify each, measure the modes' steps
+in rotation (bench/rotation.py); save the records and the modes' sections.
+Everything started is stopped on the way out, whatever happens, by one
+ExitStack."""
 
 import contextlib
 import datetime
@@ -15,18 +17,19 @@ import psycopg2
 from bench import folder
 from bench.errors import BenchmarkError
 from bench.load import openloop, wrk
-from bench.modes import MEASURING, charts, db_delay, report
+from bench.modes import MEASURING, capacity, charts, db_delay, report
 from bench.plan import plan
 from bench.progress import Progress, say
 from bench.records import Results, to_json
 from bench.report import explorer
 from bench.rotation import Context, Stage
 from bench.routes import ROUTES
-from bench.stack import database, environment, extras, memory, run_film, targets
-from bench.stack.budget import DEFAULT_CONNECTIONS, fitting
-from bench.stack.database import SPARE_CONNECTIONS
-from bench.stack.lineup import connections_needed, lineup, packages_needed
-from bench.stack.processes import pinned_database
+from bench.sut import database, environment, extras, memory, run_film, sources, targets
+from bench.sut.budget import DEFAULT_CONNECTIONS, fitting
+from bench.sut.database import SPARE_CONNECTIONS
+from bench.sut.lineup import connections_needed, lineup, packages_needed
+from bench.sut.processes import pinned_database
+from db import roles
 from infra import ROOT
 from tools.serve import database as sample_database
 
@@ -37,7 +40,7 @@ EMBEDDED_DATABASE = "benchmark"  # the throwaway server's database for the bench
 class Database:
     """The run's database: its URL, an autocommit connection, its settings,
     each app's connection budget, and the run's film, whose reviews are the
-    only rows the run writes or deletes (bench/stack/run_film.py); all
+    only rows the run writes or deletes (bench/sut/run_film.py); all
     None/empty when a --target's database is not given. owned: the run
     started it (the throwaway server), so it may also VACUUM review."""
 
@@ -47,9 +50,14 @@ class Database:
     budget: int | None = None  # connections each app may hold (--db-connections)
     film: int | None = None
     owned: bool = False
+    postmaster: int | None = None  # its server's process, when on this machine (its CPU)
+    app_url: str | None = None  # the apps' (films_app's on the embedded Postgres)
 
-    def count(self):
-        """The run's reviews, once the requests still in flight have landed."""
+    def count(self, settle=True):
+        """The run's reviews, once the requests still in flight have landed
+        (settle: some may be; without, none is)."""
+        if not settle:
+            return run_film.count(self.connection, self.film)
         return run_film.settled_count(self.connection, self.film)
 
     def clear(self, settle=False):
@@ -64,11 +72,11 @@ class Database:
             run_film.vacuum(self.connection)
 
 
-def fitted(stack, slots, connection):
+def fitted(sut, slots, connection):
     """The lineup under the budget a Postgres of the user's has room for: an
     unasked budget is lowered until every app started at once fits in what it
     accepts beside its other clients."""
-    asked = stack.db_connections
+    asked = sut.db_connections
     free = database.free_connections(connection) - SPARE_CONNECTIONS
     budget = fitting(free, len(slots), asked)
     if budget is None:
@@ -81,7 +89,7 @@ def fitted(stack, slots, connection):
     if budget == (asked or DEFAULT_CONNECTIONS):
         return slots
     say(f"each app gets {budget} database connections: all Postgres has room for")
-    return lineup(stack, budget)
+    return lineup(sut, budget)
 
 
 @contextlib.contextmanager
@@ -94,14 +102,17 @@ def opened_database(options, stamp, slots):
         say("no --database-url with --target: the reads only, and no pgbench ceiling")
         yield Database(), slots
         return
-    with contextlib.ExitStack() as stack:
+    with contextlib.ExitStack() as cleanup:
         try:
             url = options.database_url
             if not options.target:  # the target's database is its own: not loaded here
                 needed = connections_needed(slots) + SPARE_CONNECTIONS
-                url = stack.enter_context(
+                url = cleanup.enter_context(
                     sample_database(EMBEDDED_DATABASE, url, max_connections=max(needed, 100))
                 )
+            app_url = url
+            if not options.database_url:  # the embedded one's roles (db/roles.sql)
+                url, app_url = roles.bench_url(url), roles.app_url(url)
             connection = database.connect(url)
         except subprocess.CalledProcessError as error:
             raise BenchmarkError(f"the embedded Postgres did not start: {error}") from None
@@ -109,29 +120,30 @@ def opened_database(options, stamp, slots):
             raise BenchmarkError(f"database unreachable: {str(error).strip()}") from None
         except psycopg2.Error as error:
             raise BenchmarkError(f"database unusable: {str(error).strip()}") from None
-        stack.callback(connection.close)
+        cleanup.callback(connection.close)
         settings = database.server_settings(connection)
         if options.database_url and not options.target:  # the embedded one has room for all
-            slots = fitted(options.stack, slots, connection)
+            slots = fitted(options.sut, slots, connection)
         budget = slots[0].connections if slots else None
         film = None
         if any(ROUTES[key].writes for key in options.routes):  # reads need no film
-            film = stack.enter_context(run_film.held(connection, f"benchmark run {stamp}", say))
+            film = cleanup.enter_context(run_film.held(connection, f"benchmark run {stamp}", say))
         owned = not options.database_url
-        yield Database(url, connection, settings, budget, film, owned), slots
+        server = database.postmaster(connection)
+        yield Database(url, connection, settings, budget, film, owned, server, app_url), slots
 
 
 def start_targets(stage, slots, db, log_dir, stamp):
     """Every slot of the lineup, started at once (an idle app costs memory, not
     CPU), each through a delay proxy of its own when the stage's delay is not 0."""
-    stack = stage.options.stack
-    if stack.target:
-        return [targets.external(stack)]
+    sut = stage.options.sut
+    if sut.target:
+        return [targets.external(sut)]
     started = []
     for slot in slots:
-        target = targets.new_target(slot, stage.delay)
+        target = targets.new_target(slot, stage.delay, stage.fan_out)
         stage.progress.step("start", f"start {target.label}")
-        targets.start(stage.exits, stack, target, db.url, log_dir, stamp)
+        targets.start(stage.exits, sut, target, db.app_url, log_dir, stamp)
         started.append(target)
     return started
 
@@ -156,6 +168,7 @@ def results(options, db, started, found):
             "rotating per repeat and route",
         },
         pinning=options.pinning,
+        objective=capacity.objective_of(options).as_dict() if options.slo or options.tune else None,
         delay_proxy=db_delay.DELAY_PROXY if any(options.db_delays) else None,
         apps=[target.record for target in started],
         generator={
@@ -196,19 +209,53 @@ def measure_at(stage, slots, found, results_dir, stamp):
     their records added to found; returns the targets started. The apps and
     proxies started here are stopped before the next delay's start."""
     db = stage.context.db
-    if len(stage.options.db_delays) > 1 or stage.delay:
+    if (len(stage.options.db_delays) > 1 or stage.delay) and not stage.again:
         where = " (delay proxy)" if stage.delay else " (direct)"
         say(f"database {stage.delay * 1000:g} ms away{where}")
+    if stage.fan_out:
+        fan_out = stage.fan_out
+        say(f"ratings: {fan_out.count} source(s) per request, each {fan_out.delay_text} away")
     for mode in MEASURING:
         add(found, mode.before_start(stage) if hasattr(mode, "before_start") else {})
     started = start_targets(stage, slots, db, results_dir, stamp)
-    stage.measured = targets.verified(started, stage.routes, db)
+    stage.measured = targets.verified(started, stage.routes, db, stage.context.runs)
     for target in stage.measured:  # at rest: every app started, verified, not yet loaded
         target.record.pss_rest_mib = memory.pss_mib(*target.pids)
     for mode in MEASURING:
         add(found, mode.run(stage, found) if hasattr(mode, "run") else {})
     targets.read_back_all(stage.measured)
     return started
+
+
+def stages(options, routes, context, progress, upstream_log, found):
+    """Every Stage of the run, in order, each with the ExitStack that stops
+    what it starts: per database delay; for the ratings route, per upstream
+    delay (the rating service started on as many ports as the largest
+    fan-out, stopped after its fan-outs, its record added to found) and per
+    fan-out. Close it to stop what is still running."""
+    for delay in options.db_delays:
+        again = False
+        for upstream_delay in options.upstream_delays or [None]:
+            with contextlib.ExitStack() as serving:
+                upstream = upstream_delay and started_sources(
+                    serving, options, progress, upstream_delay, upstream_log
+                )
+                for count in options.fan_outs or [None]:
+                    fan_out = upstream and sources.FanOut(count, upstream_delay, upstream)
+                    with contextlib.ExitStack() as phase:
+                        stage = Stage(options, routes, context, progress, delay, phase)
+                        stage.fan_out, stage.again = fan_out, again
+                        yield stage
+                    again = True
+                if upstream:
+                    add(found, {"upstreams": [sources.record(upstream, upstream_delay)]})
+
+
+def started_sources(exits, options, progress, delay, log_base):
+    """The rating service at delay, on a port per source of the largest fan-out."""
+    progress.step("upstream", f"start the rating service, each rating {delay} away")
+    log = exits.enter_context(open(f"{log_base}-{delay}.log", "w"))
+    return sources.serving(exits, delay, max(options.fan_outs), log)
 
 
 def add(found, records):
@@ -218,31 +265,38 @@ def add(found, records):
 
 
 def run(options, slots):
-    """Run the whole benchmark on the lineup `slots` (bench/stack/lineup.py;
+    """Run the whole benchmark on the lineup `slots` (bench/sut/lineup.py;
     [] with --target); returns the results as saved. Raises BenchmarkError
     when it cannot go on, or when an app was not measured."""
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     # An absolute results_dir stays itself; the run's folder is its alone.
-    results_dir = folder.made(ROOT / options.results_dir, f"{stamp}-{'-'.join(options.stack.apps)}")
+    results_dir = folder.made(ROOT / options.results_dir, f"{stamp}-{'-'.join(options.sut.apps)}")
     if slots:
         extras.ensure(packages_needed(slots), "the servers of this run")
-    if options.rates:
+    if options.rates or options.slo or options.tune:  # --tune searches capacity too
         extras.ensure(["hdrhistogram"], "the open-loop generator")
     progress = Progress(plan(options, len(slots) or 1))
-    started, found = [], {}
-    with contextlib.ExitStack() as stack:
-        log = stack.enter_context(open(results_dir / f"{results_dir.name}.log", "w"))
-        db, slots = stack.enter_context(opened_database(options, stamp, slots))
-        if options.stack.db_cpus and not options.target:
-            stack.enter_context(pinned_database(options.stack.db_cpus))
-        context = Context(db, options.runs, log)
+    started, found, stopped = [], {}, None
+    with contextlib.ExitStack() as cleanup:
+        log = cleanup.enter_context(open(results_dir / f"{results_dir.name}.log", "w"))
+        db, slots = cleanup.enter_context(opened_database(options, stamp, slots))
+        if options.sut.db_cpus and not options.target:
+            cleanup.enter_context(pinned_database(options.sut.db_cpus))
         routes = [ROUTES[key].writing_to(db.film) for key in options.routes]
-        for delay in options.db_delays:
-            with contextlib.ExitStack() as phase:
-                stage = Stage(options, routes, context, progress, delay, phase)
-                started += measure_at(stage, slots, found, results_dir, stamp)
+        each = Context(db, options.runs, log), progress, results_dir / f"{stamp}-upstream"
+        try:
+            with contextlib.closing(stages(options, routes, *each, found)) as every:
+                for stage in every:
+                    started += measure_at(stage, slots, found, results_dir, stamp)
+        except BenchmarkError as error:
+            if not found:  # nothing measured: nothing to save
+                raise
+            stopped = str(error)  # what was measured before is saved, and says so
         saved = results(options, db, started, found)
+        saved.stopped = stopped
     save(saved, results_dir / results_dir.name)
+    if stopped:
+        raise BenchmarkError(f"{stopped}\n(what was measured before is saved: {results_dir})")
     failed = [target.record for target in started if target.record.status != "measured"]
     if failed:
         raise BenchmarkError("not measured: " + ", ".join(record.label for record in failed))

@@ -3,21 +3,27 @@ returns the typed value, or raises argparse.ArgumentTypeError with what is
 wrong in one sentence. What depends on two options is bench/refusals.py's."""
 
 import argparse
+import math
 import os
 import re
 import tempfile
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import psycopg2.extensions
 
+from bench import write_token
 from bench.load.openloop import MAX_RATE
-from bench.stack.delay_proxy import parse_delay
-from bench.stack.processes import cpu_set
+from bench.sut.delay_proxy import parse_delay
+from bench.sut.processes import cpu_set
 from infra import ROOT
+from infra.delays import parse_jittered
 
 Refused = argparse.ArgumentTypeError
 MAX_SECONDS = 24 * 3600  # one run of a day at most: more is --repeat's
 MAX_REPEAT = 1000
+MAX_FAN_OUT = 32  # rating sources per request: ports of one upstream process
+MAX_UPSTREAM_DELAY = 10.0  # seconds: far past any UPSTREAM_TIMEOUT worth measuring
 MIN_DELAY = 1e-6  # the delay proxy's resolution: its --delay is written in ms, %g
 
 
@@ -123,6 +129,59 @@ def delay_list(text):
     return tuple(unique(values, text))
 
 
+@dataclass(frozen=True)
+class Objective:
+    """A latency objective: this percentile of the latency (from each request's
+    due time) within this many milliseconds (--slo)."""
+
+    percentile: float
+    ms: float
+
+    def __str__(self):
+        return f"p{self.percentile:g} <= {self.ms:g} ms"
+
+    def as_dict(self):
+        return {"percentile": self.percentile, "ms": self.ms}
+
+
+DEFAULT_OBJECTIVE = Objective(99.0, 100.0)  # --tune's without --slo: the issue's 100 ms p99
+SLO_PERCENTILES = (50.0, 75.0, 90.0, 95.0, 99.0, 99.9)  # enough samples in a step of seconds
+
+
+def slo(text):
+    """--slo: '100ms' (the p99), 'p95:50ms', '1s' -> an Objective. The
+    percentile one of SLO_PERCENTILES, the latency from 1 ms to the hour."""
+    match = re.fullmatch(r"(?:p([0-9]+(?:\.[0-9]+)?):)?([0-9]+(?:\.[0-9]+)?)(ms|s)", text.strip())
+    percentile = float(match.group(1)) if match and match.group(1) else 99.0
+    if not match or percentile not in SLO_PERCENTILES:
+        shown = ", ".join(f"p{p:g}" for p in SLO_PERCENTILES)
+        raise Refused(f"--slo wants [pP:]LATENCY, e.g. 100ms or p95:50ms (P: {shown}): {text!r}")
+    digits, unit = match.group(2), match.group(3)
+    ms = float(digits) * (1000 if unit == "s" else 1) if len(digits) <= 12 else math.inf
+    if not 1 <= ms <= 3_600_000:
+        raise Refused(f"--slo's latency from 1 ms to 1 h: {text!r}")
+    return Objective(percentile, ms)
+
+
+def fan_out_list(text):
+    """--fan-out: '1,3,10' -> (1, 3, 10): sources per request, each once."""
+    values = int_list(text)
+    if max(values) > MAX_FAN_OUT:
+        raise Refused(f"at most {MAX_FAN_OUT} sources per request: {text!r}")
+    return tuple(values)
+
+
+def upstream_delay_list(text):
+    """--upstream-delay: '10ms,50ms~10ms' -> (Jittered, ...) (infra/delays.py)."""
+    try:
+        values = [parse_jittered(part) for part in text.split(",")]
+    except ValueError as error:
+        raise Refused(str(error)) from None
+    if not all(value.high <= MAX_UPSTREAM_DELAY for value in values):
+        raise Refused(f"each upstream delay at most {MAX_UPSTREAM_DELAY:g}s: {text!r}")
+    return tuple(unique(values, text))
+
+
 def pin_spec(text):
     """--pin APP:DB:LOAD -> {"app", "db", "load"}: taskset CPU lists, each of
     CPUs this process may run on."""
@@ -159,6 +218,16 @@ def database_url(text):
             "DATABASE_URL, if that is where it came from); not shown: it may hold a password"
         )
     return text
+
+
+def write_token_file(text):
+    """--write-token-file: a file holding the door's write token, checked
+    here (bench/write_token.py); the token is never shown."""
+    try:
+        write_token.read(text)
+    except write_token.BadToken as error:
+        raise Refused(f"{error} (nor is WRITE_TOKEN_FILE, if that is where it came from)") from None
+    return os.path.abspath(text)
 
 
 def target_url(text):
@@ -221,6 +290,7 @@ OWN_SETTINGS = {
     "POOL_MIN_SIZE": "--db-connections",
     "DATABASE_URL": "--database-url",
     "PORT": "--port",
+    "UPSTREAM_FANOUT": "--fan-out",
 }
 GUNICORN_CONCURRENCY = re.compile(r"(^|\s)(--threads|--workers|-w|--worker-class|-k)\b")
 

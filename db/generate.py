@@ -3,7 +3,7 @@
 The original dvdrental dump is not ours to ship, so we make data of the same
 shape from a fixed seed: 1,000 films, all released after 2000, as the article's
 `GET /films/` returned. The generated SQL is committed, so that Postgres' own
-init directory can load it without Python; tests/test_db.py checks that the
+init directory can load it without Python; tests/contract/test_db.py checks that the
 committed file equals a fresh generation.
 
     python -m db.generate            # rewrite db/02-data.sql

@@ -3,13 +3,11 @@
 import traceback
 
 import falcon
-from gunicorn.http.errors import NoMoreData, ParseException
 
 from common.contract import (
     BODY_TOO_LARGE,
     DATABASE_UNAVAILABLE,
     INTERNAL_ERROR,
-    MALFORMED_REQUEST,
     MAX_BODY_BYTES,
     METHOD_NOT_ALLOWED,
     NOT_FOUND,
@@ -32,7 +30,6 @@ def init_app(app):
     app.add_error_handler(ContractError, contract_error)
     app.set_error_serializer(http_error)
     app.add_error_handler(DATABASE_ERRORS, database_error)
-    app.add_error_handler((ParseException, NoMoreData), malformed_request)
 
 
 class ContractChecks:
@@ -76,13 +73,6 @@ def http_error(req, resp, exception):
     error serializer, so that none has Falcon's {"title", "description"} shape."""
     message = exception.description or exception.title
     error(resp, exception.status_code, MESSAGES.get(exception.status_code, message))
-
-
-def malformed_request(req, resp, exception, params):
-    """gunicorn parses a chunked body as the resource reads it: a bad chunk size or
-    terminator (ParseException), or a body that ends early (NoMoreData), is
-    raised from req.stream.read. The client's fault: 400, not a 500."""
-    error(resp, 400, MALFORMED_REQUEST)
 
 
 def database_error(req, resp, exception, params):

@@ -8,8 +8,8 @@ from common.contract import (
     check_replay,
     parse_idempotency_key,
     parse_review,
-    read_body,
 )
+from common.wsgi import read_body
 
 from .errors import method_not_allowed
 

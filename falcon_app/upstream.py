@@ -1,11 +1,9 @@
-"""The rating sources' HTTP client: one per worker process, opened with the
-app, closed when the worker exits (as the pool: db.py)."""
+"""The rating sources' HTTP client: one per worker process, opened and closed
+as the pool is (db.py)."""
 
 import atexit
 
-import httpx
-
-from common.ratings import Sources, client_options
+from common.sources import Sources
 
 
 def open_sources(settings):
@@ -13,6 +11,6 @@ def open_sources(settings):
 
     The Ratings resource keeps them: its calls share the client's connections.
     """
-    client = httpx.Client(**client_options(settings))
-    atexit.register(client.close)
-    return Sources(client, settings.upstream_fanout, settings.upstream_timeout)
+    fan_out = Sources(settings)
+    atexit.register(fan_out.close)
+    return fan_out.open()

@@ -7,6 +7,7 @@ gunicorn builds one app per worker process: 'flask_app:create_app()'
 from flask import Flask
 
 from common.settings import Settings
+from common.wsgi import ignore_upgrade
 
 from . import db, errors, films, health, ratings, reviews, upstream
 
@@ -29,15 +30,3 @@ def create_app(settings=None):
     app.register_blueprint(reviews.blueprint)
     app.register_blueprint(health.blueprint)
     return app
-
-
-def ignore_upgrade(wsgi_app):
-    """A GET with `Upgrade: websocket` is served as the plain GET it also is
-    (RFC 9110, 7.8: a server may ignore Upgrade). Werkzeug would match it
-    against WebSocket routes only, and answer 400 for want of one."""
-
-    def plain_http(environ, start_response):
-        environ.pop("HTTP_UPGRADE", None)
-        return wsgi_app(environ, start_response)
-
-    return plain_http

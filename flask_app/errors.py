@@ -1,14 +1,12 @@
 """Every error as JSON {"error": message}, the same in all four apps."""
 
 from flask import jsonify, request
-from gunicorn.http.errors import NoMoreData, ParseException
 from werkzeug.exceptions import HTTPException
 
 from common.contract import (
     BODY_TOO_LARGE,
     DATABASE_UNAVAILABLE,
     INTERNAL_ERROR,
-    MALFORMED_REQUEST,
     MAX_BODY_BYTES,
     METHOD_NOT_ALLOWED,
     NOT_FOUND,
@@ -33,8 +31,6 @@ def init_app(app):
     app.register_error_handler(HTTPException, http_error)
     for exception in DATABASE_ERRORS:
         app.register_error_handler(exception, database_error)
-    app.register_error_handler(ParseException, malformed_request)
-    app.register_error_handler(NoMoreData, malformed_request)
 
 
 def refuse_before_routing():
@@ -60,13 +56,6 @@ def http_error(exception):
         if name != "Content-Type":
             response.headers[name] = value
     return response
-
-
-def malformed_request(exception):
-    """gunicorn parses a chunked body as the view reads it: a bad chunk size or
-    terminator (ParseException), or a body that ends early (NoMoreData), is
-    raised from request.stream.read. The client's fault: 400, not a 500."""
-    return error(400, MALFORMED_REQUEST)
 
 
 def database_error(exception):

@@ -1,12 +1,9 @@
 """GET /films/<film_id>/ratings/."""
 
-import time
-
-import httpx
 from flask import Blueprint
 
 from common.contract import FILM_NOT_FOUND, ContractError, parse_film_id
-from common.ratings import FAILED, TIMED_OUT, answer, rating_of, rating_url
+from common.ratings import answer
 
 from .db import acquire
 from .upstream import sources
@@ -53,21 +50,5 @@ def ask_sources(film_id):
     """{source: its rating, TIMED_OUT or FAILED}, asked one after another
     within one deadline: each call gets what the calls before it left."""
     fan_out = sources()
-    deadline = time.monotonic() + fan_out.timeout
-    return {url: ask(fan_out.client, url, film_id, deadline) for url in fan_out.urls}
-
-
-def ask(client: httpx.Client, source, film_id, deadline):
-    """One source's rating of the film, or TIMED_OUT, or FAILED. Past the
-    deadline the source is not asked; before it, each phase of the call
-    (connecting, sending, each read) waits at most what is left of it."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        return TIMED_OUT
-    try:
-        response = client.get(rating_url(source, film_id), timeout=left)
-    except httpx.TimeoutException:
-        return TIMED_OUT
-    except httpx.HTTPError:  # refused, reset, not HTTP
-        return FAILED
-    return rating_of(response.status_code, response.content, film_id)
+    deadline = fan_out.deadline()
+    return {url: fan_out.fetch_rating(url, film_id, deadline) for url in fan_out.urls}

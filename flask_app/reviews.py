@@ -8,8 +8,8 @@ from common.contract import (
     check_replay,
     parse_idempotency_key,
     parse_review,
-    read_body,
 )
+from common.wsgi import read_body
 
 from .db import acquire
 
@@ -52,8 +52,8 @@ def create_review():
     is malformed, then 400 if the body is not JSON, 422 if it is not a review
     of an existing film or the key was used for another review.
     """
-    # read_body raises 413 past MAX_BODY_BYTES, whether or not the body
-    # declared its length: before the key is read (docs/contract.md).
+    # read_body raises 413 past MAX_BODY_BYTES, 400 for a broken chunk (common/wsgi.py),
+    # whether or not the body declared its length: before the key is read (docs/contract.md).
     body = read_body(request.stream.read)
     key = parse_idempotency_key(request.headers.getlist("Idempotency-Key"))
     film_id, rating = parse_review(body)

@@ -1,18 +1,17 @@
-"""The rating sources' HTTP client: one per worker process, opened with the
-app, closed when the worker exits (as the pool: db.py)."""
+"""The rating sources' HTTP client: one per worker process, opened and closed
+as the pool is (db.py)."""
 
 import atexit
 
-import httpx
 from flask import current_app
 
-from common.ratings import Sources, client_options
+from common.sources import Sources
 
 
 def init_app(app, settings):
-    client = httpx.Client(**client_options(settings))
-    app.extensions["sources"] = Sources(client, settings.upstream_fanout, settings.upstream_timeout)
-    atexit.register(client.close)
+    fan_out = Sources(settings)
+    app.extensions["sources"] = fan_out.open()
+    atexit.register(fan_out.close)
 
 
 def sources():

@@ -16,6 +16,12 @@ serve.sh (the one command that serves it in production) and app.toml:
     factory = "flask_app:create_app" # what each worker process calls once
                                      # (default: the folder's create_app)
     driver = "psycopg2-binary"       # what reaches Postgres, through its PoolWrapper in common/
+    fan_out = "sequential"           # how its ratings route asks its sources: sequential
+                                     # or concurrent (default: sequential for WSGI)
+
+A variant (variants/NAME_app/: an app but for one change) is served and
+measured when named, and is never one of names(): not in "all", compose or
+the manifests.
 
     python -m infra.apps             # the table of the apps, as docs/architecture.md has it
 """
@@ -30,6 +36,8 @@ from pathlib import Path
 from infra import ROOT
 
 INTERFACES = ("wsgi", "asgi")
+FAN_OUTS = ("sequential", "concurrent")
+VARIANTS = ROOT / "variants"
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,7 @@ class App:
     factory: str
     driver: str
     folder: Path
+    fan_out: str = "sequential"  # its ratings route's calls out: sequential or concurrent
 
     @property
     def serve(self):
@@ -81,11 +90,14 @@ def read(path):
             factory=data.get("factory", f"{path.parent.name}:create_app"),
             driver=data["driver"],
             folder=path.parent,
+            fan_out=data.get("fan_out", FAN_OUTS[data["interface"] == "asgi"]),
         )
     except (KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as error:
         raise BadApp(f"{path}: {error}") from None
     if app.interface not in INTERFACES:
         raise BadApp(f"{path}: interface must be one of {', '.join(INTERFACES)}")
+    if app.fan_out not in FAN_OUTS:
+        raise BadApp(f"{path}: fan_out must be one of {', '.join(FAN_OUTS)}")
     if app.module != f"{app.name}_app" or not app.factory.startswith(f"{app.module}:"):
         raise BadApp(f"{path}: the folder must be {app.name}_app, and the factory in it")
     return app
@@ -116,17 +128,25 @@ def registry():
     return scan(folders())
 
 
+@functools.cache
+def known():
+    """{name: App} of every app this process can serve when named: the
+    registry, then the project's variants it does not hold already."""
+    variants = scan([VARIANTS]) if VARIANTS.is_dir() else {}
+    return {**registry(), **{name: app for name, app in variants.items() if name not in registry()}}
+
+
 def names():
-    """Every app's name, in order: Flask first."""
+    """Every app's name, in order: Flask first (a variant only where APPS_PATH names it)."""
     return tuple(registry())
 
 
 def get(name):
-    """The App called name; KeyError names the apps there are."""
+    """The App called name, a variant's too; KeyError names the apps there are."""
     try:
-        return registry()[name]
+        return known()[name]
     except KeyError:
-        raise KeyError(f"unknown app {name!r}; choose from {', '.join(names())}") from None
+        raise KeyError(f"unknown app {name!r}; choose from {', '.join(known())}") from None
 
 
 def table():

@@ -1,4 +1,4 @@
-"""Delays as the commands write them: the delay proxy's --delay (bench/stack/
+"""Delays as the commands write them: the delay proxy's --delay (bench/sut/
 delay_proxy.py, ./benchmark.sh --db-delay) and the upstream's --delay
 (upstream/, with an optional jitter), read in one place."""
 

@@ -1,6 +1,6 @@
 """Linux's /proc, read in one place: a process's parent, CPU time, threads,
 memory (PSS) and command line, its tree of descendants, the sockets it
-listens on, the machine's connections to a port, and the machine's CPU
+listens on, the machine's connections to a port, and the machine's idle
 time. Every reader returns None (or an empty answer) for a process that has
 gone, or is not ours to read: processes come and go while a run reads them."""
 
@@ -21,15 +21,21 @@ class Stat:
     parent: int
     cpu_seconds: float  # utime + stime: user and system time, this process's threads
     group: int = 0  # its process group (a server started in a session of its own leads one)
+    # cutime + cstime: its children's that have exited and been waited for (and theirs)
+    reaped_cpu_seconds: float = 0.0
+    name: str = ""  # its command name (comm: the executable's, at most 15 characters)
 
 
 def stat(pid):
     """The Stat of pid, or None. The command name, in parentheses, may hold
     spaces and parentheses itself: the fields are read after its last ')'."""
     with contextlib.suppress(OSError, ValueError, IndexError):
-        fields = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+        head, tail = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)
+        fields = tail.split()
         cpu = (int(fields[11]) + int(fields[12])) / TICKS
-        return Stat(int(pid), int(fields[1]), cpu, int(fields[2]))
+        reaped = (int(fields[13]) + int(fields[14])) / TICKS
+        name = head.partition("(")[2]
+        return Stat(int(pid), int(fields[1]), cpu, int(fields[2]), reaped, name)
     return None
 
 
@@ -62,13 +68,20 @@ def cpu_seconds(*pids):
     return sum(by_pid[each].cpu_seconds for each in seen if each in by_pid)
 
 
-def machine_cpu_seconds():
-    """CPU time every core of the machine has spent, busy or idle, from
-    /proc/stat: (busy, total), in seconds."""
-    fields = [int(value) for value in (PROC / "stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + fields[4]  # idle, iowait
-    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is in user)
-    return (total - idle) / TICKS, total / TICKS
+def machine_idle_seconds():
+    """(the time every core has spent not running this machine's processes,
+    the cores counted), from /proc/stat: idle, iowait, and steal (time the
+    hypervisor gave another machine). A window's busy time is then its wall
+    time x cores less the idle time it gained. /proc/stat's busy fields
+    (user, system...) are not read: the kernel samples them at each clock
+    tick, and with the tick stopped on an idle core a burst shorter than a
+    tick (a process woken for a millisecond at a time) is never sampled,
+    while its idle time is measured exactly, as each process's own CPU time is."""
+    lines = (PROC / "stat").read_text().splitlines()
+    fields = [int(value) for value in lines[0].split()[1:]]
+    idle, iowait, steal = fields[3], fields[4], fields[7]
+    cores = sum(1 for line in lines if line.startswith("cpu") and line[3:4].isdigit())
+    return (idle + iowait + steal) / TICKS, cores
 
 
 def status_field(pid, name):

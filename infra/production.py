@@ -1,8 +1,9 @@
 """Each app's production server, read from its serve.sh, the one description
 of it: the program it execs and the options it passes, the worker processes
 it runs for a CPU budget (serve.sh's own default, evaluated by sh with nproc
-answering the budget), whether a request holds its worker while it waits on
-Postgres (gunicorn's sync worker does), and the distributions it runs on."""
+answering the budget), the threads of each, whether a request holds its
+thread while it waits on Postgres (gunicorn's sync and gthread workers do),
+and the distributions it runs on."""
 
 import functools
 import os
@@ -29,19 +30,24 @@ class Production:
 
     @property
     def holds_thread(self):
-        """Whether a request holds its worker process while it waits on Postgres."""
-        return self.option("--worker-class") == "sync"
+        """Whether a request holds its thread (a sync worker: its process) while
+        it waits on Postgres: gunicorn's sync and gthread workers."""
+        return self.option("--worker-class") in ("sync", "gthread")
 
     @property
     def threaded(self):
-        """Whether it can run threads per process: gunicorn's sync worker
-        becomes its gthread worker when given --threads above 1, which
-        serve.sh leaves to GUNICORN_CMD_ARGS (see threads_settings)."""
-        return self.program == "gunicorn" and self.holds_thread
+        """Whether its processes run threads: gunicorn's gthread worker, whose
+        count serve.sh reads from WEB_THREADS (see threads_settings)."""
+        return self.option("--worker-class") == "gthread"
+
+    def threads(self, cores):
+        """Threads per process as serve.sh runs them (WEB_THREADS unset): 1
+        where it runs none."""
+        return evaluated(self.option("--threads"), cores) if self.threaded else 1
 
     def threads_settings(self, threads):
         """The environment that gives each process `threads` threads."""
-        return {"GUNICORN_CMD_ARGS": f"--threads {threads}"} if threads > 1 else {}
+        return {"WEB_THREADS": str(threads)} if self.threaded else {}
 
     def workers(self, cores):
         """serve.sh's worker count when nproc says cores (WEB_WORKERS unset)."""

@@ -6,6 +6,7 @@ uvicorn builds one app per worker process: 'quart_app:create_app --factory'
 
 from quart import Quart
 
+from common.asgi import refuse_two_hosts
 from common.contract import MAX_BODY_BYTES
 from common.settings import Settings
 
@@ -17,13 +18,13 @@ def create_app(settings=None):
     settings = settings or Settings.from_env()
     app = Quart(__name__)
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False  # OPTIONS is not in the API: 405
-    # Quart's own limit (16 MB by default) is the contract's 413, also for a
-    # chunked body, which it counts as it arrives.
+    # Quart's own limit (16 MB by default) as the contract's 413, chunked bodies too.
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
     # The contract: one trailing slash is optional, and never a redirect. Routes
     # are declared without it; strict_slashes=False accepts it.
     app.url_map.strict_slashes = False
     app.url_map.merge_slashes = False
+    app.asgi_app = refuse_two_hosts(app.asgi_app)
     db.init_app(app, settings)
     upstream.init_app(app, settings)
     errors.init_app(app)

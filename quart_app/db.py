@@ -1,11 +1,9 @@
 """The connection pool: opened when a worker starts serving, closed when it stops."""
 
-import functools
-
 from quart import current_app, request
 
 from common.async_pool_wrapper import PoolWrapper
-from common.async_views import shielded
+from common.async_views import finishing
 
 
 def init_app(app, settings):
@@ -25,16 +23,11 @@ def acquire():
     return current_app.extensions["pool"].acquire()
 
 
-def finished(view):
-    """The view, run to its end even if its client goes away first
-    (common/async_views.py says why). A POST's body is read first, unshielded:
-    a client that leaves before sending all of it costs nothing more (Quart
-    would wait BODY_TIMEOUT for the rest); a GET's, if any, is never read."""
+async def read_body():
+    """A POST's body, before its view is shielded: Quart would wait BODY_TIMEOUT
+    for the rest. Kept: the view's get_data() returns it. A GET's is never read."""
+    if request.method == "POST":
+        await request.get_data()
 
-    @functools.wraps(view)
-    async def shielded_view(*args, **kwargs):
-        if request.method == "POST":
-            await request.get_data()  # kept: the view's get_data() returns it
-        return await shielded(view(*args, **kwargs))
 
-    return shielded_view
+finished = finishing(read_body)  # each view runs to its end (common/async_views.py)

@@ -8,7 +8,6 @@ from common.contract import (
     BODY_TOO_LARGE,
     DATABASE_UNAVAILABLE,
     INTERNAL_ERROR,
-    MALFORMED_REQUEST,
     MAX_BODY_BYTES,
     METHOD_NOT_ALLOWED,
     NOT_FOUND,
@@ -37,15 +36,12 @@ def init_app(app):
 
 async def refuse_before_routing():
     """What the contract refuses whatever the route: a declared oversized body
-    (413, even where the body is never read), an empty path segment (404:
-    Werkzeug drops leading slashes, so //films/995/ would find film 995), and
-    a second Host field (400), which uvicorn lets through."""
+    (413, even where the body is never read) and an empty path segment (404:
+    Werkzeug drops leading slashes, so //films/995/ would find film 995)."""
     if (request.content_length or 0) > MAX_BODY_BYTES:
         return error(413, BODY_TOO_LARGE)
     if "//" in request.scope["path"]:
         return error(404, NOT_FOUND)
-    if len(request.headers.getlist("Host")) > 1:  # gunicorn refuses it itself (RFC 9112 3.2)
-        return error(400, MALFORMED_REQUEST)
 
 
 async def contract_error(exception):

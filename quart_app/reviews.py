@@ -52,10 +52,8 @@ async def create_review():
     is malformed, then 400 if the body is not JSON, 422 if it is not a review
     of an existing film or the key was used for another review.
     """
-    # get_data() keeps at most MAX_CONTENT_LENGTH bytes (see __init__.py) and
-    # raises 413 beyond, whether or not the body declared its length: before the
-    # key is read (docs/contract.md); 408 if it takes more than BODY_TIMEOUT (60)
-    # seconds to arrive.
+    # get_data() raises 413 past MAX_CONTENT_LENGTH (__init__.py), 408 past BODY_TIMEOUT (60 s),
+    # whether or not the body declared its length: before the key is read (docs/contract.md).
     body = await request.get_data()
     key = parse_idempotency_key(request.headers.getlist("Idempotency-Key"))
     film_id, rating = parse_review(body)

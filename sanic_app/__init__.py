@@ -29,8 +29,7 @@ def create_app(*, settings=None):
     # The contract: one trailing slash is optional, and never a redirect. Routes
     # are declared without it; strict_slashes=False accepts it.
     app = Sanic(__name__, strict_slashes=False, request_class=DecodedPathRequest)
-    # Sanic's own limit (100 MB by default) is the contract's 413, also for a
-    # chunked body, which it counts as it reads.
+    # Sanic's own limit (100 MB by default) as the contract's 413, chunked bodies too.
     app.config.REQUEST_MAX_SIZE = MAX_BODY_BYTES
     db.init_app(app, settings)
     upstream.init_app(app, settings)

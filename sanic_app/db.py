@@ -1,9 +1,7 @@
 """The connection pool: opened when a worker starts serving, closed when it stops."""
 
-import functools
-
 from common.async_pool_wrapper import PoolWrapper
-from common.async_views import shielded
+from common.async_views import finishing
 
 
 def init_app(app, settings):
@@ -30,13 +28,4 @@ def acquire(request):
     return request.app.ctx.pool.acquire()
 
 
-def finished(view):
-    """The view, run to its end even if its client goes away first
-    (common/async_views.py says why). Sanic has read the body before it calls
-    the view: a client that leaves before sending all of it never reaches here."""
-
-    @functools.wraps(view)
-    async def shielded_view(*args, **kwargs):
-        return await shielded(view(*args, **kwargs))
-
-    return shielded_view
+finished = finishing()  # each view runs to its end; Sanic has read the body by then

@@ -2,12 +2,11 @@
 
 import asyncio
 
-import aiohttp
 from sanic import Blueprint, json
 
 from common.async_views import shielded
 from common.contract import FILM_NOT_FOUND, ContractError, parse_film_id
-from common.ratings import FAILED, TIMED_OUT, answer, rating_of, rating_url
+from common.ratings import answer
 
 from .db import acquire
 from .upstream import sources
@@ -55,24 +54,10 @@ async def ask_sources(request, film_id):
     deadline: each call a task of one TaskGroup, so that none outlives the
     request (a client that leaves cancels them all)."""
     fan_out = sources(request)
-    deadline = asyncio.get_running_loop().time() + fan_out.timeout
+    deadline = fan_out.deadline()
     async with asyncio.TaskGroup() as group:
         calls = {
-            url: group.create_task(ask(fan_out.client, url, film_id, deadline))
+            url: group.create_task(fan_out.fetch_rating(url, film_id, deadline))
             for url in fan_out.urls
         }
     return {url: call.result() for url, call in calls.items()}
-
-
-async def ask(client: aiohttp.ClientSession, source, film_id, deadline):
-    """One source's rating of the film, or TIMED_OUT, or FAILED. The whole
-    call, connecting included, ends by the deadline (asyncio.timeout_at)."""
-    try:
-        async with asyncio.timeout_at(deadline):
-            async with client.get(rating_url(source, film_id)) as response:
-                body = await response.read()
-    except TimeoutError:  # aiohttp's own timeouts are TimeoutErrors too
-        return TIMED_OUT
-    except aiohttp.ClientError:  # refused, reset, not HTTP
-        return FAILED
-    return rating_of(response.status, body, film_id)

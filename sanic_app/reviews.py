@@ -52,9 +52,8 @@ async def create_review(request):
     is malformed, then 400 if the body is not JSON, 422 if it is not a review
     of an existing film or the key was used for another review.
     """
-    # Sanic has read the body before calling the handler, and answered 413 if
-    # it was larger than REQUEST_MAX_SIZE, whether or not it declared its length:
-    # before the key is read (docs/contract.md).
+    # Sanic has read the body before calling the handler: 413 past REQUEST_MAX_SIZE,
+    # whether or not the body declared its length: before the key is read (docs/contract.md).
     body = request.body
     key = parse_idempotency_key(request.headers.getall("Idempotency-Key", []))
     film_id, rating = parse_review(body)

@@ -2,16 +2,22 @@
 # Make .venv with the pinned dependencies, or bring it up to date with
 # requirements files: requirements.txt unless others are named, e.g.
 # `bash scripts/venv.sh requirements.txt requirements-charts.txt` (what
-# benchmark.sh installs). Run by benchmark.sh, test.sh, bench/stack/extras.py
+# benchmark.sh installs). Run by benchmark.sh, test.sh, bench/sut/extras.py
 # and the Dockerfile; quiet when nothing to do.
 #
 # Every file out of date goes into ONE pip call, with --no-deps and
 # --no-compile: each file is a lock file, closed over requirements.txt (it pins
-# everything its section pulls in, tests/test_harness.py checks that), so pip
+# everything its section pulls in, tests/harness/test_harness.py checks that), so pip
 # has no resolving to do, and one call pays pip's start-up and index reads
 # once. The .pyc files are written as modules are first imported instead.
 # Each file keeps its own stamp, so a run that needs one more file later
-# (bench/stack/extras.py) installs that file alone.
+# (bench/sut/extras.py) installs that file alone.
+#
+# REQUIRE_HASHES=1 (the Dockerfile): each file is installed from its copy in
+# requirements-hashed/ (python -m tools.hashes), pip --require-hashes: a
+# wheel whose sha256 is not the one recorded is refused. The stamp is the
+# file's own, so that benchmark.sh's later call in the container has nothing
+# to do.
 #
 # Safe to run concurrently (four `./benchmark.sh --serve APP` started at once
 # on a fresh clone): one run at a time creates or updates the venv, under an
@@ -63,7 +69,11 @@ fi
 echo "Installing pinned dependencies from ${stale[*]} into $venv_dir ..." >&2
 files=()
 for file in "${stale[@]}"; do
-    files+=(-r "$file")
+    if [[ "${REQUIRE_HASHES:-}" == 1 ]]; then
+        files+=(--require-hashes -r "requirements-hashed/$(basename "$file")")
+    else
+        files+=(-r "$file")
+    fi
 done
 "$venv_dir/bin/pip" install --quiet --disable-pip-version-check --no-deps --no-compile "${files[@]}"
 for file in "${stale[@]}"; do

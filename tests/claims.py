@@ -24,7 +24,7 @@ from tests.quoted import FENCED, numbers, unit
 INLINE = re.compile(r'\[([^\]]*)\]\(([^)\s]+\.json) "([^"]+)"\)')
 REFERENCE = re.compile(r"\[([^\]]*)\]\[([^\]]+)\]")
 DEFINITION = re.compile(r'^\[([^\]]+)\]: (\S+\.json) "([^"]+)"$', re.MULTILINE)
-LOOSE = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")  # no title
+LOOSE = re.compile(r"(?<!!)\[([^\]]*)\]\(([^)\s]+)\)")  # no title; not an image
 UNTITLED = re.compile(r"^\[([^\]]+)\]: (\S+)$", re.MULTILINE)
 STEP = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
 
@@ -109,6 +109,12 @@ def unclaimed(markdown):
     loose += [
         f"[{link}][{label}]"
         for link, label in REFERENCE.findall(text)
-        if "results/" in untitled.get(label, "") and numbers(link)
+        if "results/" in untitled.get(label, "") and quotes(link)
     ]
-    return [link for link in loose if numbers(link.split("](")[0])]
+    return [link for link in loose if quotes(link.split("](")[0].split("][")[0][1:])]
+
+
+def quotes(text):
+    """Whether a link's text quotes a number: a file's name in code (the
+    report's, `2026-11-23-run.md`) does not."""
+    return bool(numbers(text)) and not re.fullmatch(r"`[^`]*`", text)

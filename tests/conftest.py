@@ -82,7 +82,7 @@ def private_db(postgres):
 
 
 # TEST_SERVERS="name=url ...": the `server` tests run against these, already
-# running, instead of starting each app (tests/test_compose_up.py: the stack).
+# running, instead of starting each app (tests/deploy/test_compose_up.py: the stack).
 TEST_SERVERS = dict(item.split("=", 1) for item in os.environ.get("TEST_SERVERS", "").split())
 
 

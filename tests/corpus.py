@@ -148,8 +148,8 @@ PADDED_KEY_IDS = ["space", "trailing-space", "tab", "trailing-tab", "both"]
 # What a JSON scanner finds hardest, as fragments: quotes, escapes, brackets,
 # separators, numbers' characters, multi-byte and control characters. A body
 # of one or two of them repeated to the limit is the adversarial input of
-# tests/test_contract_rules.py (every pair, in process) and of
-# tests/test_request_cost.py (the costliest, sent to every app).
+# tests/contract/test_contract_rules.py (every pair, in process) and of
+# tests/contract/test_request_cost.py (the costliest, sent to every app).
 FRAGMENTS = ['"', "\\", '\\"', "\\\\", "[", "]", "{", "}", ",", ":", '"a":', "1", "-", "e", " ",
              "\n", "\\u", "\\ud800", "\u00e9", "null", "\x00"]  # fmt: skip
 

@@ -1,11 +1,11 @@
-"""The delay proxy (bench/stack/delay_proxy.py) in a thread of the test
+"""The delay proxy (bench/sut/delay_proxy.py) in a thread of the test
 process, for tests: `with DelayProxy(upstream, delay_s) as proxy:`
 (proxy.port, proxy.url(database_url), proxy.connections())."""
 
 import asyncio
 import threading
 
-from bench.stack.delay_proxy import ProxyServer, new_loop, proxied_url
+from bench.sut.delay_proxy import ProxyServer, new_loop, proxied_url
 
 
 class DelayProxy:

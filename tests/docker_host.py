@@ -23,7 +23,7 @@ from tools import ROOT
 
 VENV_BIN = Path(sys.prefix) / "bin"
 BUILD_STANDINS = ROOT / "docker" / "standins" / "build.sh"
-STANDINS = ["python:3.11-slim-bookworm", "postgres:18.6", "nginx:1.22", "debian:bookworm-slim"]
+STANDINS = ["python:3.11-slim-bookworm", "postgres:18.6", "nginx:1.28.0", "debian:bookworm-slim"]
 
 
 def run(args, env, timeout=120, check=True):
@@ -179,15 +179,21 @@ def remove_new_images(env, before, named=()):
         run(["docker", "image", "rm", "--force", *new, *named], env, check=False)
 
 
-def post_until(url, film_id, stop_event, outcomes):
-    """POST reviews until stop_event; record each status (or the error)."""
+def post_until(url, film_id, stop_event, outcomes, headers=None, pause=0.0):
+    """POST reviews until stop_event; record each status (or the error).
+    Through the door: its write token in headers, and a pause between writes
+    that keeps the writers under its write rate (proxy/door.conf)."""
     session = requests.Session()
     while not stop_event.is_set():
         try:
             response = session.post(
-                f"{url}/reviews/", json={"film_id": film_id, "rating": 3}, timeout=10
+                f"{url}/reviews/",
+                json={"film_id": film_id, "rating": 3},
+                headers=headers,
+                timeout=10,
             )
             outcomes.append(response.status_code)
         except requests.RequestException as error:
             outcomes.append(type(error).__name__)
             time.sleep(0.05)
+        time.sleep(pause)

@@ -9,6 +9,7 @@ import collections
 import contextlib
 import dataclasses
 import http.client
+import itertools
 import json
 import os
 import resource
@@ -112,51 +113,81 @@ def raw(port, data, timeout=10.0):
 
 @dataclass
 class Ledger:
-    """What a load of POST /reviews/ got: the ids answered 201, the other
-    statuses, and the requests that got no answer (in flight when it broke)."""
+    """What a load got: the ids answered 201, every status, the error answers
+    ({(status, message)}: the few distinct ones), the requests that got no
+    answer (in flight when it broke), and each Idempotency-Key sent with the id
+    its 201 answered (None until one did)."""
 
     created: set = field(default_factory=set)
     statuses: dict = field(default_factory=dict)
+    errors: set = field(default_factory=set)
+    keys: dict = field(default_factory=dict)
     unanswered: int = 0
     slowest: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def record(self, status, body, seconds):
+    def record(self, status, body, seconds, key=None):
         with self.lock:
             self.statuses[status] = self.statuses.get(status, 0) + 1
             self.slowest = max(self.slowest, seconds)
-            if status == 201:
-                self.created.add(json.loads(body)["review_id"])
+            review_id = json.loads(body)["review_id"] if status == 201 else None
+            if review_id is not None:
+                self.created.add(review_id)
+            if status >= 400:
+                self.errors.add((status, message(body)))
+            if key is not None:
+                self.keys[key] = review_id
 
-    def lost(self):
+    def lost(self, key=None):
         with self.lock:
             self.unanswered += 1
+            if key is not None:
+                self.keys[key] = None
 
 
-def post_reviews(port, ledger, stop, path="/reviews/"):
-    """One client: POSTs over a keep-alive connection until `stop` is set,
-    reconnecting after a failure."""
+def message(body):
+    """The contract's error message in body, or the body itself where it is not one."""
+    try:
+        return json.loads(body)["error"]
+    except (ValueError, TypeError, KeyError):
+        return body[:200]
+
+
+def client(port, ledger, stop, method="POST", path="/reviews/", keys=None):
+    """One client: sends its request (POST: a review) over a keep-alive
+    connection until `stop` is set, reconnecting after a failure. keys: an
+    iterator of Idempotency-Keys, one a review, each sent again after a 503 or
+    no answer until another answer comes, as the contract tells a client to."""
     connection = None
+    body = REVIEW if method == "POST" else None
+    key = next(keys) if keys else None
     while not stop.is_set():
         if connection is None:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
+        headers = {"Content-Type": "application/json"}
+        if key is not None:
+            headers["Idempotency-Key"] = key
         started = time.monotonic()
         try:
-            connection.request("POST", path, REVIEW, {"Content-Type": "application/json"})
+            connection.request(method, path, body, headers)
             response = connection.getresponse()
-            body = response.read()
+            answer = response.read()
         except ConnectionRefusedError:
             connection = None
             time.sleep(0.05)  # the server is not listening: nothing was sent
             continue
         except (OSError, http.client.HTTPException):
             # Sent, and no answer: possibly stored. Counted, then reconnect.
-            ledger.lost()
+            ledger.lost(key)
             connection.close()
             connection = None
             time.sleep(0.05)
             continue
-        ledger.record(response.status, body, time.monotonic() - started)
+        ledger.record(response.status, answer, time.monotonic() - started, key)
+        if key is not None and response.status == 503:
+            time.sleep(0.05)  # a client's pause before it sends the key again
+        elif key is not None:
+            key = next(keys)
         if response.getheader("Connection", "").lower() == "close":
             connection.close()
             connection = None
@@ -165,14 +196,19 @@ def post_reviews(port, ledger, stop, path="/reviews/"):
 
 
 class Load:
-    """`clients` threads posting reviews, for a with block."""
+    """For a with block: `clients` threads posting reviews, `keyed` more
+    posting each review with a key of its own (retried until answered), and
+    `readers` threads GETting read_path."""
 
-    def __init__(self, port, clients=8):
+    def __init__(self, port, clients=8, keyed=0, readers=0, read_path="/films/995/"):
         self.ledger = Ledger()
         self._stop = threading.Event()
+        requests = [("POST", "/reviews/", None)] * clients
+        requests += [("POST", "/reviews/", key_series(f"load-{n}")) for n in range(keyed)]
+        requests += [("GET", read_path, None)] * readers
         self._threads = [
-            threading.Thread(target=post_reviews, args=(port, self.ledger, self._stop))
-            for _ in range(clients)
+            threading.Thread(target=client, args=(port, self.ledger, self._stop, *request))
+            for request in requests
         ]
 
     def __enter__(self):
@@ -184,6 +220,35 @@ class Load:
         self._stop.set()
         for thread in self._threads:
             thread.join(30)
+
+
+def key_series(prefix):
+    return (f"{prefix}-{n}" for n in itertools.count())
+
+
+def assert_ledger_holds(port, ledger, connection, in_flight=0):
+    """What a load's writes promise, read from the database (the reviews of
+    REVIEW's film): every key sent is one review, the one its 201 named,
+    once each key the load left without a 201 (it stopped first) is sent
+    again; every review answered 201 without a key is stored, and at most
+    `in_flight` more (written by requests in flight at a fault, whose 503 or
+    lost answer is ambiguous: docs/contract.md)."""
+    for key in [key for key, review_id in ledger.keys.items() if review_id is None]:
+        retry = post(port, REVIEW, key=key)
+        assert retry is not None and retry.status == 201, (key, retry)
+        ledger.keys[key] = retry.json()["review_id"]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT review_id, idempotency_key FROM review WHERE film_id = %s",
+            (json.loads(REVIEW)["film_id"],),
+        )
+        rows = cursor.fetchall()
+    keyed = {key: review_id for review_id, key in rows if key is not None}
+    assert keyed == ledger.keys, "a key is not the one review its 201 named"
+    plain = {review_id for review_id, key in rows if key is None}
+    answered = ledger.created - set(keyed.values())
+    assert answered <= plain, f"answered 201, not stored: {sorted(answered - plain)[:10]}"
+    assert len(plain - answered) <= in_flight, f"{len(plain - answered)} stored without a 201"
 
 
 def stored_reviews(connection):

@@ -8,8 +8,8 @@ import psycopg2
 import pytest
 
 from bench.options import grouped
-from bench.routes import ROUTES
-from db import embedded
+from bench.routes import DEFAULT_ROUTES
+from db import embedded, roles
 from tests.faults import behind_proxy
 from tests.system_tools import system_tool
 from tools.serve import AppNotStarted, running
@@ -106,7 +106,9 @@ def needs_pgbouncer():
 
 
 def serve(app, database_url, log_dir, **settings):
-    """Start app; yield its Server once /health answers; stop it afterwards."""
+    """Start app; yield its Server once /health answers; stop it afterwards.
+    On the embedded Postgres (and the tests' own) it logs in as films_app."""
+    database_url = roles.app_url(database_url)
     port = embedded.free_port()
     try:
         with running(app, port, database_url, log_dir / f"{app}-{port}.log", **settings) as server:
@@ -124,7 +126,7 @@ def bench_options(**changes):
     values = dict(
         apps=["flask", "quart"],
         deployments=["article", "tuned"],
-        routes=list(ROUTES),
+        routes=list(DEFAULT_ROUTES),
         connections=[20],
         threads=2,
         duration=8,
@@ -150,12 +152,13 @@ def check_tuned_environment(environment, app, cores):
     """A deployment's environment for app (compose, Kubernetes) runs what
     ./benchmark.sh's tuned deployment runs on these cores: the same worker
     processes; behind PgBouncer (the budget is its pool), each process keeps
-    at least the pool it can use (one connection a sync worker, a share an
+    at least the pool it can use (one connection a thread, a share an
     event loop). Values as strings, as the manifests hold them."""
-    from bench.stack import deployments
+    from bench.sut import deployments
 
     shape = deployments.shape("tuned", app, cores, 20, bounced=True)
     expected = deployments.settings("tuned", app, shape)
     assert environment["WEB_WORKERS"] == expected["WEB_WORKERS"], app
+    assert environment.get("WEB_THREADS") == expected.get("WEB_THREADS"), app
     assert environment["POOL_MIN_SIZE"] == expected["POOL_MIN_SIZE"], app
     assert int(environment["POOL_MAX_SIZE"]) >= shape.pool, app

@@ -1,7 +1,7 @@
 """Numbers the docs quote, checked against the committed results they come from.
 
-Shared by tests/test_docs.py (README.md, docs/results.md) and
-tests/test_migration_guide.py (docs/migration.md). The conventions:
+Shared by tests/docs/test_docs.py (README.md, docs/results.md) and
+tests/docs/test_migration_guide.py (docs/migration.md). The conventions:
 - a link whose text holds numbers, [2,117 req/s](results/2026-11-23-all-both.md)
   or [2,117][a] with a line "[a]: results/2026-11-23-all-both.md" (a reference,
   which keeps a table of links narrow), quotes them from the file it links

@@ -42,14 +42,14 @@ class Answer500(socketserver.StreamRequestHandler):
 def sources(ports, *kinds):
     """Each port as its kind says, for the block; yields {port: UpstreamThread}
     of those that run the upstream."""
-    with contextlib.ExitStack() as stack:
+    with contextlib.ExitStack() as cleanup:
         upstreams = {}
         for port, kind in zip(ports, kinds, strict=True):
             if kind in ("up", "slow"):
                 delay = "0" if kind == "up" else SLOW
-                upstreams[port] = stack.enter_context(UpstreamThread([port], delay))
+                upstreams[port] = cleanup.enter_context(UpstreamThread([port], delay))
             elif kind == "failing":
-                stack.callback(Failing(port).close)
+                cleanup.callback(Failing(port).close)
             elif kind != "down":
                 raise ValueError(f"not a kind of source: {kind!r}")
         yield upstreams

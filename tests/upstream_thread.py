@@ -1,7 +1,7 @@
 """The upstream (upstream/server.py) in a thread of the test process, for the
 fast tier: `with UpstreamThread(["0", "0"], "10ms") as upstream:` (upstream.urls,
 upstream.stats()). The same Service that `python -m upstream` serves, on its
-own event loop; tests/test_upstream.py runs the command itself. Its CPU
+own event loop; tests/harness/test_upstream.py runs the command itself. Its CPU
 figures are the whole test process's: only the command's are its own."""
 
 import asyncio

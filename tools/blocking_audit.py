@@ -61,10 +61,11 @@ CLIENTS = {
     **kinds("database", "psycopg_pool.ConnectionPool"),
 }
 # Methods that block on whatever object they are called (every driver's,
-# this project's PoolWrapper's), and those of a pathlib.Path.
+# this project's PoolWrapper's and rating Sources'), and those of a pathlib.Path.
 METHODS = {
     **kinds("database", "acquire execute executemany executescript transaction commit rollback"),
     **kinds("database", "fetch fetchrow fetchval fetchone fetchall fetchmany getconn"),
+    **kinds("http", "fetch_rating"),
     **kinds("file", "read_text write_text read_bytes write_bytes"),
 }
 

@@ -1,6 +1,6 @@
 """Stopping a child process the way every part of the project does: the
 app servers (tools/serve.py), nginx (tools/proxy.py) and the benchmark's delay
-proxy (bench/stack/delay_proxy.py)."""
+proxy (bench/sut/delay_proxy.py)."""
 
 import contextlib
 import os

@@ -1,6 +1,6 @@
 """Start one app under its production server, against a database with the sample data.
 
-    python -m tools.serve flask [--port 8000] [--proxy]
+    python -m tools.serve flask [--port 8000] [--proxy] [--tree DIR]
 
 Uses DATABASE_URL if set, else the embedded Postgres (db/embedded.py); loads the
 sample data if missing; runs <app>_app/serve.sh; prints the URL once /health
@@ -8,7 +8,9 @@ answers; on Ctrl-C, SIGTERM or SIGHUP (its terminal closed) stops everything
 it started. A bad argument is refused in one line (exit 2). The tests and
 benchmark.sh start databases and apps through the same two context managers,
 database() and running(). With --proxy, nginx (tools/proxy.py) listens on the
-port and the app on a free one behind it.
+port and the app on a free one behind it. With --tree, the app's package is
+served from DIR, by DIR's own serve.sh: a state of the migration guide
+(docs/migration/steps.sh serve N runs it so).
 """
 
 import argparse
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import psycopg2
 
-from db import embedded
+from db import embedded, roles
 from db.load import load
 from infra import ROOT, apps, production
 from tools import children, proxy
@@ -48,11 +50,22 @@ def database(name=embedded.DATABASE, url=None, **settings):
     test or an example that writes must not write into a database of yours.
     Loading adds what is missing of the schema and the sample data, and
     changes no row that is there (db/load.py)."""
-    with contextlib.ExitStack() as stack:
+    with contextlib.ExitStack() as cleanup:
         if not url:
-            url = stack.enter_context(embedded.serving(name, **settings))
+            url = cleanup.enter_context(embedded.serving(name, **settings))
         load(url)
         yield url
+
+
+# A tree of docs/migration/steps.sh (one of the guide's states): its PACKAGE
+# served by its own serve.sh from the TREE, the project's packages (common/)
+# on PYTHONPATH. start_app(..., command=TREE_COMMAND, **tree_settings(tree, app)).
+TREE_COMMAND = ["sh", "-c", 'cd "$TREE" && exec sh "$PACKAGE/serve.sh"']
+
+
+def tree_settings(tree, app):
+    """The settings TREE_COMMAND reads, for app's package in tree."""
+    return {"tree": tree, "package": apps.get(app).module, "pythonpath": ROOT}
 
 
 def start_app(app, port, database_url, log=None, command=None, **settings):
@@ -98,6 +111,13 @@ def wait_healthy(process, url, timeout=30.0, status=200):
     raise RuntimeError(f"{url}/health did not answer {status} within {timeout:.0f}s")
 
 
+# Sanic's manager, still waiting for its workers' acknowledgement a moment
+# after one of them answers, spins on a SIGTERM that comes then and never
+# exits (sanic-org/sanic#2997, 25.12): a server is stopped no sooner than
+# this long after it answered /health.
+SETTLE = 1.0
+
+
 def stop(process, timeout=10.0):
     """SIGTERM the server, as docker stop does: its master stops its workers.
     Then SIGKILL whatever is left in its process group."""
@@ -132,13 +152,17 @@ def running(app, port, database_url, log_path, timeout=30.0, command=None, healt
     with open(log_path, "w") if log_path else contextlib.nullcontext() as log:
         process = start_app(app, port, database_url, log=log, command=command, **settings)
     server = Server(app, f"http://127.0.0.1:{port}", log_path and Path(log_path), process)
+    ready = None
     try:
         try:
             wait_healthy(process, server.url, timeout, health)
         except RuntimeError as error:
             raise AppNotStarted(f"{app} did not start: {error}\n{server.log_tail()}") from None
+        ready = time.monotonic()
         yield server
     finally:
+        if ready is not None:
+            time.sleep(max(0.0, ready + SETTLE - time.monotonic()))
         stop(process)
 
 
@@ -146,7 +170,7 @@ def direct_warning(app, proxied):
     """What to tell whoever serves a sync app without the proxy, or None."""
     if production.read(app).holds_thread and not proxied:
         return (
-            f"warning: {app} runs on gunicorn's sync workers, one connection each: a few "
+            f"warning: {app} runs on gunicorn's threads, one connection each: a few dozen "
             "idle or slow clients, or clients that never read an answer, stop it answering "
             "(docs/contract.md). Add --proxy to serve it behind nginx."
         )
@@ -171,7 +195,12 @@ def arguments(argv=None):
     parser.add_argument("app", choices=APPS)
     parser.add_argument("--port", type=port_number, default=8000, help="0: a free one")
     parser.add_argument("--proxy", action="store_true", help="behind nginx (proxy/api.inc)")
+    parser.add_argument(
+        "--tree", type=Path, help="serve the app's package from this folder, by its serve.sh"
+    )
     args = parser.parse_args(argv)
+    if args.tree and not (args.tree / apps.get(args.app).module / "serve.sh").is_file():
+        parser.error(f"--tree {args.tree} has no {apps.get(args.app).module}/serve.sh")
     try:
         args.port = embedded.free_port(args.port)
     except OSError:
@@ -186,11 +215,14 @@ def main(argv=None):
     stop_on_signals()
     if warning := direct_warning(args.app, args.proxy):
         print(warning, file=sys.stderr)
+    tree = {"command": TREE_COMMAND, **tree_settings(args.tree, args.app)} if args.tree else {}
     try:
         with database(url=os.environ.get("DATABASE_URL")) as url:
             app_port = embedded.free_port() if args.proxy else args.port
+            if not os.environ.get("DATABASE_URL"):  # the embedded one: films_app
+                url = roles.app_url(url)
             with (
-                running(args.app, app_port, url, log_path=None) as server,
+                running(args.app, app_port, url, log_path=None, **tree) as server,
                 proxy.proxied(app_port, args.port) if args.proxy else contextlib.nullcontext(),
             ):
                 print(f"{args.app} serves http://127.0.0.1:{args.port} (Ctrl-C stops it)")

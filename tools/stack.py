@@ -21,6 +21,13 @@ what format 3 or Swarm cannot take:
   update, a scale-down) keeps serving until the proxy has forgotten it;
 - every other published port: host mode, as the routing mesh does not answer
   on every machine (docs/deploy.md says what it would add);
+- each service's secrets: owned by the service's user (compose.yaml's
+  `user`), mode 0400, as Compose cannot give them outside Swarm; the secret
+  files compose.yaml names (tools/secrets.py), read by `docker stack deploy`;
+- `tmpfs`, which Swarm ignores: a tmpfs mount each (format 3.6+), so that a
+  read-only container still has its /tmp;
+- `restart` (Swarm has its own, deploy.restart_policy: on any exit) and
+  `security_opt` (Swarm takes none: no-new-privileges is compose's only);
 - every service's endpoint_mode: dnsrr, the name resolving to its tasks'
   addresses. A virtual IP (the default) is balanced by the same kernel IPVS
   machinery as the routing mesh, and where that fails (as on the machine this
@@ -37,7 +44,18 @@ VERSION = "3.8"
 # cache (proxy/compose.conf, valid=5s) and a margin. Then its server's own
 # graceful stop (every serve.sh: 5 s), all within stop_grace_period.
 DRAIN, SERVER_GRACE = 7, 5
-DROPPED = ("build", "depends_on", "profiles", "pull_policy", "networks")
+DROPPED = ("build", "depends_on", "profiles", "pull_policy", "networks", "restart", "security_opt")
+SECRET_MODE = 0o400  # the service's user reads its secrets, no one else
+
+
+def secrets(spec):
+    """The service's secrets, its user's own (uid:gid of compose.yaml's `user`)."""
+    uid, _, gid = spec.get("user", "0:0").partition(":")
+    return [
+        {"source": secret["source"], "target": secret.get("target", secret["source"]),
+         "uid": uid, "gid": gid or uid, "mode": SECRET_MODE}
+        for secret in spec.get("secrets", [])
+    ]  # fmt: skip
 
 
 def service(name, spec, project):
@@ -46,6 +64,8 @@ def service(name, spec, project):
     if "build" in spec or "image" not in spec:
         spec["image"] = f"{project}-{name}"
     deploy = spec.setdefault("deploy", {})
+    deploy.setdefault("restart_policy", {"condition": "any"})
+    spec["secrets"] = secrets(spec)
     limits = deploy.get("resources", {}).get("limits", {})
     if "cpus" in limits:
         limits["cpus"] = str(limits["cpus"])  # format 3: a string
@@ -67,19 +87,27 @@ def service(name, spec, project):
     spec["volumes"] = [
         {key: value for key, value in volume.items() if key not in ("bind", "volume")}
         for volume in spec.get("volumes", [])
-    ]
+    ] + [{"type": "tmpfs", "target": path} for path in spec.pop("tmpfs", [])]
     return {key: value for key, value in spec.items() if value not in ([], {})}
 
 
 def stack(config):
     """The stack file for `docker compose config --format json`'s output."""
     project = config["name"]
+    services = {
+        name: service(name, spec, project)
+        for name, spec in config["services"].items()
+        if not spec.get("profiles")
+    }
+    used = {secret["source"] for spec in services.values() for secret in spec.get("secrets", [])}
     return {
         "version": VERSION,
-        "services": {
-            name: service(name, spec, project)
-            for name, spec in config["services"].items()
-            if not spec.get("profiles")
+        "services": services,
+        # The files compose.yaml names, each under the stack's own name.
+        "secrets": {
+            name: {"file": secret["file"]}
+            for name, secret in config.get("secrets", {}).items()
+            if name in used
         },
         # Attachable: a container started by hand (the bench) can join it.
         "networks": {"default": {"driver": "overlay", "attachable": True}},

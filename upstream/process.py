@@ -46,8 +46,8 @@ def launched(ports, delay="0", log=None, host="127.0.0.1", timeout=10.0):
     writing, or to a temporary file read back if it does not start."""
     command = [sys.executable, "-m", "upstream", "--host", host, "--delay", str(delay)]
     command += [f"--port={','.join(map(str, ports))}"]
-    with contextlib.ExitStack() as stack:
-        errors = log if log is not None else stack.enter_context(tempfile.TemporaryFile("w+"))
+    with contextlib.ExitStack() as cleanup:
+        errors = log if log is not None else cleanup.enter_context(tempfile.TemporaryFile("w+"))
         process = subprocess.Popen(
             command,
             cwd=ROOT,
@@ -56,8 +56,8 @@ def launched(ports, delay="0", log=None, host="127.0.0.1", timeout=10.0):
             text=True,
             start_new_session=True,  # its own group: children.stop() cannot reach this one
         )
-        stack.callback(process.stdout.close)
-        stack.callback(children.stop, process)
+        cleanup.callback(process.stdout.close)
+        cleanup.callback(children.stop, process)
         yield Upstream(listening(process, errors, timeout), process)
 
 

@@ -4,8 +4,8 @@ meanwhile, and the books of a POST."""
 
 from typing import NamedTuple
 
-from bench.stack import database, memory
-from bench.stack.processes import shown
+from bench.sut import cost, database, memory
+from bench.sut.processes import shown
 
 
 class Generator(NamedTuple):
@@ -21,35 +21,58 @@ class Generator(NamedTuple):
 def measure_once(target, route, db, runs, log, generator):
     """The run's report, with:
     - connections_held: the most connections the app held (pg_stat_activity);
-    - pss_mib: the app's memory at the end of the run (bench/stack/memory.py;
+    - pss_mib: the app's memory at the end of the run (bench/sut/memory.py;
       None for a server started elsewhere);
     - round_trips_per_request: through a delay proxy, the writes the app sent
-      Postgres per answered request (each waits for its answer: a round trip),
-      and proxy_cpu_share: the share of one core the proxy used meanwhile;
+      Postgres per answered request (each waits for its answer: a round trip);
+    - cpu: the CPU each part spent over the run (bench/sut/cost.py: the
+      target's parts, Postgres, the generator), against the machine's;
+    - upstream: with rating sources (target.fan_out), what their service
+      spent meanwhile (its GET /stats read around the run): CPU microseconds
+      per answered request, its share of one core, the seconds it saturated;
     - ledger: a POST run's books (reviews the run's film gained against 2xx
-      answers), those reviews then removed."""
+      answers), those reviews then removed. Every POST run starts from no
+      review of the run's film: the last run's (and the warm-up's) removed."""
     if runs.warmup:
         generator.run(generator.command(runs.warmup), log)
-    if route.body:
-        db.clear(settle=True)  # the warm-up's last writes land before the run's books open
-    before = target.proxy.counts() if target.proxy else None
-    cpu_before = target.proxy.cpu_seconds() if target.proxy else None
+        if route.body:
+            db.clear(settle=True)  # the warm-up's last writes land before the run's books open
+    before = target.delay_proxy.counts() if target.delay_proxy else None
+    upstream = target.fan_out.upstream if getattr(target, "fan_out", None) else None
+    stats_before = upstream.stats() if upstream else None
     args = generator.command(runs.duration)
+    parts = {**target.parts, "postgres": [db.postmaster]}
     with database.ConnectionsHeld(db.url, target.application_name) as held:
-        result = generator.run(args, log)
+        with cost.Window(parts) as window:
+            result = generator.run(args, log)
+    answered = result["ok"] + result["non_2xx"]
+    result["cpu"] = window.accounting(answered)
+    if upstream:
+        result["upstream"] = upstream_spent(stats_before, upstream.stats(), result)
     result["pss_mib"] = memory.pss_mib(*target.pids)  # before the books: the run's end
     result["command"] = shown(args)
     result["connections_held"] = held.most
     if before:
-        writes = target.proxy.counts()["writes"] - before["writes"]
-        answered = result["ok"] + result["non_2xx"]
+        writes = target.delay_proxy.counts()["writes"] - before["writes"]
         result["round_trips_per_request"] = writes / answered if answered else None
-        if cpu_before is not None:
-            used = target.proxy.cpu_seconds() - cpu_before
-            result["proxy_cpu_share"] = used / result["duration_s"]
     if route.body and db.film is not None:
-        result["ledger"] = database.check_nothing_lost(
-            result["ok"], db.count(), generator.unanswered(result)
-        ).as_dict()
+        # A request the generator gave up on may still be written: wait for
+        # the table to settle then. When every request was answered, every
+        # write is in (an app answers a POST once its row is committed).
+        unanswered = generator.unanswered(result)
+        rows = db.count(settle=unanswered > 0)
+        result["ledger"] = database.check_nothing_lost(result["ok"], rows, unanswered).as_dict()
         db.clear()
     return result
+
+
+def upstream_spent(before, after, result):
+    """What the rating service spent over a run, from its /stats before and after."""
+    cpu = after["cpu_seconds"] - before["cpu_seconds"]
+    answered = result["ok"] + result["non_2xx"]
+    return {
+        "cpu_us_per_request": cpu / answered * 1e6 if answered else None,
+        "cpu_share": cpu / result["duration_s"] if result.get("duration_s") else None,
+        "ratings": after["answered"] - before["answered"],
+        "saturated_s": after["saturated_seconds"] - before["saturated_seconds"],
+    }

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from bench.errors import BenchmarkError
-from bench.stack.processes import taskset
+from bench.sut.processes import taskset
 from db import embedded
 
 
@@ -35,7 +35,7 @@ def command(database_url, script_path, clients, threads, duration, pin=None):
 
 
 def run(database_url, route, clients, threads, duration, pin=None, log=None):
-    """{"tps", "latency_ms", "failed", "clients", "command"} for one route's SQL
+    """{"tps", "latency_ms", "failed", "transactions", "clients", "command"} for one route's SQL
     (a route that writes writes to its film: the run's, bench/routes.py)."""
     script = route.pgbench_script()
     with tempfile.TemporaryDirectory() as folder:
@@ -58,8 +58,9 @@ def run(database_url, route, clients, threads, duration, pin=None, log=None):
 
 
 def parse_output(text):
-    """pgbench's summary -> {"tps", "latency_ms", "failed"}."""
+    """pgbench's summary -> {"tps", "latency_ms", "failed", "transactions"}."""
     tps = re.search(r"^tps = ([0-9.]+)", text, re.MULTILINE)
+    done = re.search(r"^number of transactions actually processed: (\d+)", text, re.MULTILINE)
     latency = re.search(r"^latency average = ([0-9.]+) ms", text, re.MULTILINE)
     failed = re.search(r"^number of failed transactions: (\d+)", text, re.MULTILINE)
     if not tps:
@@ -68,4 +69,5 @@ def parse_output(text):
         "tps": float(tps.group(1)),
         "latency_ms": float(latency.group(1)) if latency else None,
         "failed": int(failed.group(1)) if failed else 0,
+        "transactions": int(done.group(1)) if done else None,
     }

@@ -5,7 +5,7 @@ import subprocess
 
 from bench.errors import BenchmarkError
 from bench.records import Summary
-from bench.stack.processes import marked_json, run_logged, taskset
+from bench.sut.processes import marked_json, run_logged, taskset
 
 LUA = "lua"  # relative to ROOT, where wrk runs: the command reads as a person types it
 MARKER = "BENCH_JSON "
@@ -15,8 +15,10 @@ class WrkError(BenchmarkError):
     """wrk failed, or printed no report."""
 
 
-def command(url, route, connections, threads, duration, timeout, pin=None):
-    """The wrk command line for one run; pin is a CPU list for taskset."""
+def command(url, route, connections, threads, duration, timeout, pin=None, token_file=None):
+    """The wrk command line for one run; pin is a CPU list for taskset. A
+    route that posts carries the door's write token of token_file: lua/post.lua
+    reads the file (its name on the command line, never the token)."""
     threads = min(threads, connections)  # wrk refuses more threads than connections
     args = [
         "wrk",
@@ -28,7 +30,7 @@ def command(url, route, connections, threads, duration, timeout, pin=None):
         url.rstrip("/") + route.path,
     ]
     if route.body:  # lua/post.lua sends what follows "--"
-        args += ["--", route.body.decode()]
+        args += ["--", route.body.decode(), *([str(token_file)] if token_file else [])]
     return taskset(args, pin)
 
 

@@ -1,6 +1,8 @@
 """The kinds of measurement, one module each: the pgbench ceiling, the
-closed-loop peak, the open-loop rate, the database-delay sweep, the server
-matrix, the proxy comparison, the replica comparison and --tune.
+closed-loop peak, the open-loop rate, the database-delay sweep, the ratings
+route's fan-out sweep, the server matrix, the proxy comparison, the replica
+comparison, --tune, the capacity at a latency objective (--slo), and the CPU
+per request by part (of every run the others measure).
 
 What a mode may define (each is looked up, none is required):
 - steps(options, apps) -> {kind: (count, seconds each)}: its share of the
@@ -19,8 +21,11 @@ Adding a mode is adding its module here: its name in MODES, in the place its
 section takes in the report, and in MEASURING if it measures."""
 
 from bench.modes import (
+    capacity,
     ceiling,
+    cpu,
     db_delay,
+    fan_out,
     open_loop,
     peak,
     proxy_cost,
@@ -31,11 +36,23 @@ from bench.modes import (
 from bench.report.markdown import markdown
 
 # In the report's order: what a run compared first, then the per-section tables.
-MODES = [ceiling, tune, proxy_cost, replica_sweep, db_delay, server_matrix, open_loop, peak]
+MODES = [
+    ceiling,
+    capacity,
+    tune,
+    fan_out,
+    proxy_cost,
+    replica_sweep,
+    db_delay,
+    server_matrix,
+    open_loop,
+    peak,
+    cpu,
+]
 # In the order they measure at each database delay: the ceiling before the apps
-# start, the closed loop (or --tune's) before the open loop, whose auto rates
-# are fractions of its peaks.
-MEASURING = [ceiling, peak, tune, open_loop]
+# start, the closed loop (or --tune's) before the capacity search, which starts
+# from its peaks, and the open loop, whose auto rates are fractions of them.
+MEASURING = [ceiling, peak, tune, capacity, open_loop]
 
 
 def report(results):

@@ -7,12 +7,20 @@ no section of its own.
 Each pgbench run lasts SECONDS at most, shorter than the apps' runs: pgbench
 holds its rate within a second (its tps at 1, 2, 3 and 5 s agree within their
 run-to-run noise), and a ceiling as long as every app's run made it a quarter of
-a first ./benchmark.sh APP. Each Ceiling records its own duration."""
+a first ./benchmark.sh APP. Each Ceiling records its own duration.
+
+Each also records what a transaction costs in CPU: Postgres's, pgbench's and
+the delay proxy's (bench/sut/cost.py), the floor under an app's
+cpu_us_per_request: the same SQL with no app and no HTTP."""
+
+import math
 
 from bench.load import pgbench
+from bench.progress import say
 from bench.records import Ceiling
-from bench.stack.database import SPARE_CONNECTIONS
-from bench.stack.delay_proxy import Launched
+from bench.sut import cost
+from bench.sut.database import SPARE_CONNECTIONS
+from bench.sut.delay_proxy import Launched
 
 CHARTS = []
 SECONDS = 2
@@ -21,6 +29,20 @@ SECONDS = 2
 def seconds(runs):
     """How long each pgbench run lasts: SECONDS, or less if --duration is."""
     return min(runs.duration, SECONDS)
+
+
+# Round trips pgbench takes to open one connection (startup, authentication,
+# the settings Postgres reports), counted generously.
+CONNECT_ROUND_TRIPS = 4
+
+
+def with_connecting(seconds, clients, threads, delay):
+    """pgbench's --time for `seconds` of load: its clock runs while each of its
+    threads opens its connections one after another, which at a delay of
+    20 ms per round trip takes 50 clients 4 s (a 1 s run of 100 clients
+    processed no transaction); its tps leaves that time out."""
+    per_thread = -(-clients // max(1, min(threads, clients)))
+    return seconds + math.ceil(per_thread * CONNECT_ROUND_TRIPS * delay)
 
 
 def plan(runs, routes):
@@ -44,27 +66,35 @@ def before_start(stage):
     """The Ceilings, measured before the apps start: at the database, or at
     a delay proxy of pgbench's own (stage.delay seconds per round trip)."""
     db = stage.context.db
-    if not (measured(stage.options) and db.url):
+    if not (measured(stage.options) and db.url) or stage.again:
         return {}
-    url = db.url
+    url, parts = db.url, {"postgres": [db.postmaster]}
     if stage.delay:
-        launched = Launched(db.url, stage.delay, stage.context.log, stage.options.stack.db_cpus)
+        launched = Launched(db.url, stage.delay, stage.context.log, stage.options.sut.db_cpus)
         url = stage.exits.enter_context(launched).url
+        parts["delay_proxy"] = [launched.process.pid]
     most = int(db.settings["max_connections"]) - SPARE_CONNECTIONS
     runs = stage.context.runs
     ceilings = []
     for connections, route in plan(runs, stage.routes):
         clients = min(connections, most)
         stage.progress.step("ceiling", f"pgbench {route.label} SQL, {clients} clients")
-        result = pgbench.run(
-            url,
-            route,
-            clients,
-            runs.threads,
-            seconds(runs),
-            pin=runs.cpus,
-            log=stage.context.log,
-        )
+        try:
+            with cost.Window(parts) as window:
+                result = pgbench.run(
+                    url,
+                    route,
+                    clients,
+                    runs.threads,
+                    with_connecting(seconds(runs), clients, runs.threads, stage.delay),
+                    pin=runs.cpus,
+                    log=stage.context.log,
+                )
+        except pgbench.PgbenchError as error:  # the ceiling is a column: the run goes on
+            say(f"    no ceiling: {str(error).splitlines()[0]}")
+            db.clear()
+            continue
+        used = window.accounting(result["transactions"] or 0)
         db.clear()
         ceilings.append(
             Ceiling(
@@ -72,6 +102,8 @@ def before_start(stage):
                 connections=connections,
                 db_delay_ms=stage.delay * 1000,
                 duration_s=seconds(runs),
+                cpu=used,
+                cpu_us_per_transaction=cost.per_request(used),
                 **result,
             )
         )

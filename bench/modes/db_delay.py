@@ -1,13 +1,13 @@
 """The database-delay sweep (--db-delay D,... or -c N,...): when async pays.
 Every app, and pgbench, reaches Postgres through a delay proxy of its own
-(bench/stack/delay_proxy.py), once per delay: run() repeats the whole plan per
+(bench/sut/delay_proxy.py), once per delay: run() repeats the whole plan per
 delay. Its section: each app at every delay and connection count,
 with its memory, the connections it held, its round trips per request and the
 bound Little's law sets, after the decision table (each app at its best per
 delay and connection count); its charts, the decision (bench/report/charts/
 decision.py) and req/s and p99 against the swept axis."""
 
-from bench.report.select import best
+from bench.report.select import best, capacity_of
 from bench.report.tables import delays, memory_cell, number, requests_cell, table
 from bench.routes import ROUTES
 
@@ -15,7 +15,7 @@ CHARTS = [("draw_decision", "-decision.png"), ("draw_sweep", "-sweep.png")]
 
 DELAY_PROXY = (
     "--db-delay D: each app, and pgbench, reaches Postgres through a TCP proxy of its "
-    "own (bench/stack/delay_proxy.py) that holds every chunk D/2 in each direction, so each "
+    "own (bench/sut/delay_proxy.py) that holds every chunk D/2 in each direction, so each "
     "round trip waits D more, as a database on another host would; 0 is direct, "
     "no proxy."
 )
@@ -26,7 +26,7 @@ INTRO = (
     "the most connections it held (pg_stat_activity), and the bound its concurrency "
     "sets: requests in flight / (round trips per request x delay), in flight being "
     "the least of wrk's connections, the app's processes x threads where a request "
-    "holds its thread (sync workers), and its pools. Round trips: the writes it sent "
+    "holds its thread (sync or threaded workers), and its pools. Round trips: the writes it sent "
     "Postgres through the delay proxy per answer. PSS: the app's memory at rest -> the "
     "largest at the end of the row's runs."
 )
@@ -74,13 +74,22 @@ def bound_cell(limit, requests_per_s):
     return f"{limit[0]:,.0f} ({limit[1]} in flight), {reached:.0%}"
 
 
+def proxy_share(run):
+    """The share of one core the delay proxy took over a run, or None: from
+    its CPU accounting (bench/sut/cost.py), or as older files state it."""
+    cpu = run.get("cpu")
+    if cpu and "delay_proxy" in cpu["cpu_s"] and cpu["window_s"]:
+        return cpu["cpu_s"]["delay_proxy"] / cpu["window_s"]
+    return run.get("proxy_cpu_share")
+
+
 def proxy_cpu(peaks):
     """The line on the most CPU the delay proxy took, or []."""
     shares = [
-        (r["proxy_cpu_share"], p.app, p.db_delay_ms)
+        (proxy_share(r), p.app, p.db_delay_ms)
         for p in peaks
         for r in p.runs
-        if r.get("proxy_cpu_share") is not None
+        if proxy_share(r) is not None
     ]
     if not shares:
         return []
@@ -99,14 +108,21 @@ def decision(results):
     if len(delays(results)) < 2:
         return []
     counts = sorted({p.connections for p in results.measurements})
+    by_capacity = bool(results.capacity)
     header = ["app", "DB delay"]
     for count in counts:
+        header += [f"c={count} best capacity"] if by_capacity else []
         header += [f"c={count} best req/s", "p99 ms", "configuration"]
     lines = [
         "### The decision: each app at its best",
         "",
         "Per app, database delay and connection count, the configuration (deployment) "
-        "of the run with the most req/s, and its p99.",
+        + (
+            "with the most capacity at the objective (its 95 % interval; closed-loop req/s "
+            "and p99 beside it)."
+            if by_capacity
+            else "of the run with the most req/s, and its p99."
+        ),
         "",
     ]
     for route in results.wrk["routes"]:
@@ -117,6 +133,8 @@ def decision(results):
                 cells = []
                 for count in counts:
                     peak = winners.get((app, delay, count))
+                    if by_capacity:
+                        cells.append(capacity_words(capacity_of(results, peak) if peak else None))
                     cells += (
                         [
                             requests_cell(peak.summary),
@@ -133,11 +151,20 @@ def decision(results):
     return lines
 
 
+def capacity_words(found):
+    """A capacity and its interval, for a cell."""
+    if not found:
+        return "-"
+    ci95 = found.get("ci95")
+    interval = f" ({ci95[0]:,.0f}-{ci95[1]:,.0f})" if ci95 else ""
+    return f"{found['value']:,.0f}{interval}"
+
+
 def section(results):
     """Per deployment and route, each app at every database delay (rows) and
     connection count (columns): req/s, p99, the connections it held and, with
     a delay, the bound its concurrency sets; [] when nothing was swept."""
-    peaks = results.measurements
+    peaks = [p for p in results.measurements if not p.fan_out]  # fan_out.py's
     counts = sorted({p.connections for p in peaks})
     if len(delays(results)) < 2 and len(counts) < 2:
         return []

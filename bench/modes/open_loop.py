@@ -13,9 +13,18 @@ from bench.load import openloop
 from bench.load.measure import Generator, measure_once
 from bench.modes import peak, server_matrix
 from bench.records import Rate
-from bench.report.tables import delay_words, memory_cell, number, rest_of, table
+from bench.report.tables import (
+    CPU_HEADER,
+    cpu_cells,
+    delay_words,
+    memory_cell,
+    number,
+    rest_of,
+    table,
+)
 from bench.rotation import Step, measure_in_rotation
 from bench.routes import ROUTES
+from bench.sut import cost
 
 CHARTS = [("draw_latency", "-latency.png")]
 
@@ -26,7 +35,7 @@ def rates_per_route(options):
         return 0
     if options.rates != "auto":
         return len(options.rates)
-    return 1 if server_matrix.is_matrix(options.stack) else len(openloop.AUTO_FRACTIONS)
+    return 1 if server_matrix.is_matrix(options.sut) else len(openloop.AUTO_FRACTIONS)
 
 
 def steps(options, apps):
@@ -48,7 +57,7 @@ def rates_for(options, peaks, deployment, route):
     """The rates offered on route in deployment: --rate's, or auto's."""
     if options.rates != "auto":
         return options.rates
-    matrix = server_matrix.is_matrix(options.stack)
+    matrix = server_matrix.is_matrix(options.sut)
     found = [
         p.summary.requests_per_s
         for p in peaks
@@ -59,7 +68,7 @@ def rates_for(options, peaks, deployment, route):
     return openloop.auto_rates(found, fractions)
 
 
-def generator(target, route, rate, settings):
+def generator(target, route, rate, runs):
     """The open-loop generator as measure_once's Generator: a request that timed out
     or broke after it was sent may have been written."""
 
@@ -67,12 +76,13 @@ def generator(target, route, rate, settings):
         return openloop.command(
             target.url.rstrip("/") + route.path,
             rate,
-            max(settings.connections),
+            max(runs.connections),
             seconds,
             route.method,
             route.body.decode() if route.body else None,
-            settings.timeout,
-            settings.cpus,
+            runs.timeout,
+            runs.cpus,
+            runs.write_token_file,
         )
 
     def unanswered(result):
@@ -123,6 +133,7 @@ def collect(done, measured):
             rate=step.rate,
             report=report,
             pss_mib=report.get("pss_mib"),
+            cpu_us_per_request=cost.per_request(report.get("cpu")),
         )
         for target, step, report, _, _ in done
         if (target.app, target.deployment) in kept
@@ -143,7 +154,9 @@ HEADER = [
     "p99.9",
     "max",
     "PSS MiB rest -> end",
+    *CPU_HEADER,
     "rows added / 2xx",
+    "connections opened / requests",
 ]
 PERCENTILES = ("mean", "p50", "p90", "p95", "p99", "p99.9", "max")
 
@@ -161,8 +174,21 @@ def row_cells(rate, apps):
         f"{report['success_rate']:.1%}",
         *[number(latency.get(key), "{:,.1f}") for key in PERCENTILES],
         memory_cell(rest_of(apps, rate), [rate.pss_mib]),
+        *cpu_cells(rate.cpu_us_per_request),
         f"{ledger['rows_added']} / {ledger['responses_2xx']}" if ledger else "-",
+        connections_cell(report),
     ]
+
+
+def connections_cell(report):
+    """The connection model: kept alive, or one per request where the server
+    closes each (gunicorn's sync workers); "-" for a file that predates the count."""
+    opened = report.get("connections_opened")
+    if opened is None:
+        return "-"
+    answered = report["ok"] + report["non_2xx"]
+    model = "kept alive" if opened * 2 <= answered else "one per request"
+    return f"{opened:,} / {answered:,} ({model})"
 
 
 def section(results):
@@ -176,7 +202,9 @@ def section(results):
             f"## Latency at a fixed load, {deployment} deployment{delay_words(delay, ', ')}",
             "",
             f"Open loop ({generator.get('version', 'bench.openloop')}): requests leave on a "
-            "schedule, latency from each one's due time; success = 2xx / sent.",
+            "schedule, latency from each one's due time; success = 2xx / sent. Up to "
+            f"{generator.get('connections', '?')} connections, opened on demand and kept alive "
+            "where the server allows (gunicorn's sync workers close each: then one per request).",
             "",
         ]
         here = sorted(

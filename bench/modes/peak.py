@@ -9,8 +9,16 @@ from bench.load.measure import Generator, measure_once
 from bench.modes import server_matrix
 from bench.progress import RUN_OVERHEAD_SECONDS
 from bench.records import Peak
-from bench.report.tables import delay_words, latency_table, ratio_table, sections
+from bench.report.tables import (
+    condition,
+    condition_words,
+    delay_words,
+    latency_table,
+    ratio_table,
+    sections,
+)
 from bench.rotation import Step, every_app, measure_in_rotation
+from bench.sut import cost
 
 CHARTS = [("draw", ".png")]  # bench/report/charts/peak.py: req/s and latency per section
 
@@ -46,7 +54,7 @@ def run(stage, found):
     return {"measurements": collect(done, stage.measured, stage.context.runs, stage.routes)}
 
 
-def generator(target, route, connections, settings):
+def generator(target, route, connections, runs):
     """wrk as measure_once's Generator: it stops with up to one request per
     connection in flight, which the server may still have written."""
 
@@ -55,10 +63,11 @@ def generator(target, route, connections, settings):
             target.url,
             route,
             connections,
-            settings.threads,
+            runs.threads,
             seconds,
-            settings.timeout,
-            settings.cpus,
+            runs.timeout,
+            runs.cpus,
+            runs.write_token_file,
         )
 
     return Generator(command, wrk.run, lambda result: connections)
@@ -71,26 +80,26 @@ def prime(stage):
     up to 70% where the later repeats agreed within 20%). Only a route that
     writes waits for its last writes to land (a second of quiet) before its
     reviews are removed: a read leaves nothing to wait for."""
-    settings, context = stage.context.runs, stage.context
-    if not settings.warmup:
+    runs, context = stage.context.runs, stage.context
+    if not runs.warmup:
         return
     stage.progress.step(
-        "primer", f"primer: every app, every route, {settings.warmup}s each, not measured"
+        "primer", f"primer: every app, every route, {runs.warmup}s each, not measured"
     )
     for route in stage.routes:
         for target in stage.measured:
-            primer = generator(target, route, settings.connections[0], settings)
-            primer.run(primer.command(settings.warmup), context.log)
+            primer = generator(target, route, runs.connections[0], runs)
+            primer.run(primer.command(runs.warmup), context.log)
         if route.body:
             context.db.clear(settle=True)
 
 
-def rounds(settings, routes):
+def rounds(runs, routes):
     """One round per repeat, connection count and route: every app the same step."""
     return [
-        every_app(Step("run", route, connections, None, repeat, settings.repeat))
-        for repeat in range(settings.repeat)
-        for connections in settings.connections
+        every_app(Step("run", route, connections, None, repeat, runs.repeat))
+        for repeat in range(runs.repeat)
+        for connections in runs.connections
         for route in routes
     ]
 
@@ -104,19 +113,19 @@ def describe(report):
     return f"{report['requests_per_s']:,.0f} req/s, p99 {report['latency_ms']['p99']:.1f} ms"
 
 
-def collect(done, measured, settings, routes):
+def collect(done, measured, runs, routes):
     """The Peaks of the measured apps, per app, connection count and route."""
-    runs = {}
+    by_cell = {}
     for target, step, report, turn, place in done:
         report.update(turn=turn, place=place)
-        runs.setdefault((target.label, step.route.key, step.connections), []).append(report)
+        by_cell.setdefault((target.label, step.route.key, step.connections), []).append(report)
     peaks = []
     for target in measured:
         if not target.measurable:
             continue
-        for connections in settings.connections:
+        for connections in runs.connections:
             for route in routes:
-                reports = runs.get((target.label, route.key, connections))
+                reports = by_cell.get((target.label, route.key, connections))
                 if reports:
                     peaks.append(peak(target, route, connections, reports))
     return peaks
@@ -139,6 +148,8 @@ def peak(target, route, connections, reports):
         ledger=ledger,
         ledgers=ledgers,
         pss_mib=max((r["pss_mib"] for r in reports if r.get("pss_mib")), default=None),
+        cpu_us_per_request=cost.per_request(cost.combined(r.get("cpu") for r in reports)),
+        **target.condition,
     )
 
 
@@ -175,8 +186,9 @@ def section(results):
     kind = "server" if server_matrix.layout(results) else "deployment"
     lines = []
     for deployment, connections, delay, peaks, ceilings, apps in sections(results):
+        sources = condition_words(peaks[0], ", ")
         lines += [
-            f"## {deployment} {kind}, {connections} connections{delay_words(delay, ', ')}",
+            f"## {deployment} {kind}, {connections} connections{delay_words(delay, ', ')}{sources}",
             "",
         ]
         notes = {app.note for app in results.apps if app.deployment == deployment}
@@ -191,6 +203,7 @@ def section(results):
         ran = {(p.app, p.configuration or p.deployment) for p in peaks}  # --tune: the chosen
         for app in results.apps:
             here = (app.app, app.deployment) in ran and app.db_delay_ms == delay
+            here = here and condition(app) == condition(peaks[0])
             if here and app.status == "measured":
                 lines.append(what_ran(app))
         lines.append("")

@@ -1,6 +1,6 @@
 """The proxy comparison (--proxy both): each app measured direct and behind
 nginx (proxy/api.inc), side by side in the same rotation; the deployments
-gain a twin with nginx in front (bench/stack/lineup.py). Its section: what
+gain a twin with nginx in front (bench/sut/lineup.py). Its section: what
 nginx costs."""
 
 from bench.report.tables import delay_words, number, requests_cell, table

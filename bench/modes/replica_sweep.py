@@ -1,7 +1,7 @@
 """The replica comparison (--replicas 1,2,4): each app measured as one server
-and as N copies behind nginx sharing its budgets (bench/stack/replicas.py),
+and as N copies behind nginx sharing its budgets (bench/sut/replicas.py),
 side by side in the same rotation; the deployments gain twins in N copies
-(bench/stack/lineup.py). Its section: req/s and p99 against the copies."""
+(bench/sut/lineup.py). Its section: req/s and p99 against the copies."""
 
 from bench.report.tables import delay_words, requests_cell, table
 from bench.routes import ROUTES
@@ -37,7 +37,7 @@ def section(results):
     header = ["app", "route", "connections"] + [f"x{n}: req/s / p99 ms" for n in found]
     intro = (
         "N copies of each app's server behind nginx, sharing the app's worker processes "
-        "and database connections (bench/stack/replicas.py); x1 is one server, "
+        "and database connections (bench/sut/replicas.py); x1 is one server, "
         "behind nginx only if --proxy put it there."
     )
     return ["## Replicas: req/s and p99 against copies", "", intro, "", table(header, rows), ""]

@@ -9,15 +9,15 @@ chart, one group of bars per server."""
 from bench.report.select import layout
 from bench.report.tables import memory_cell, number, requests_cell, table
 from bench.routes import ROUTES
-from bench.stack.servers import SERVERS, is_server
+from bench.sut.servers import SERVERS, is_server
 
 CHARTS = [("draw_matrix", "-matrix.png")]
 FRACTION = 0.75  # of the slowest sane pair's peak: the one rate every pair is offered
 
 
-def is_matrix(stack):
+def is_matrix(sut):
     """Several servers measured side by side (--server), not deployments."""
-    return len(stack.deployments) > 1 and all(map(is_server, stack.deployments))
+    return len(sut.deployments) > 1 and all(map(is_server, sut.deployments))
 
 
 def sane(peak):

@@ -1,32 +1,44 @@
 """--tune: each app at its best, per condition. For every app and every
 condition of the run (database delay x wrk connections), the configurations
-its practitioners would try (bench/stack/deployments.py TUNING: sync workers,
+its practitioners would try (bench/sut/deployments.py TUNING: sync workers,
 workers x threads, gevent with psycogreen; event loops at 1, 2 or 4
 processes, which sizes their pools), all on the same cores and the same
-connection budget, each get one short run per route: the search, whose
-curve the report keeps. The best, by the geometric mean of its req/s over
-the routes, is then measured as any deployment is, in rotation, --repeat
-times, and reported under the deployment name "best"."""
+connection budget, each get one short closed-loop run per route, then a
+short capacity search from it (bench/modes/capacity.py, TRIAL_STEPS rates of
+TRIAL_SECONDS, one round) at the latency objective: --slo's, else
+DEFAULT_OBJECTIVE (100 ms p99). That is the search, whose curve the report
+keeps. The best, by the geometric mean of its capacities over the routes, is
+then measured as any deployment is, in rotation, --repeat times, and
+reported under the deployment name "best". A configuration that kept the
+objective at no rate offered on some route is never the best: the curve
+lists it with the reason; an app none of whose configurations kept it has
+no best."""
 
 import dataclasses
 import math
 
-from bench.modes import peak
+from bench.modes import capacity, peak
 from bench.records import Trial
 from bench.report.tables import number, table
 from bench.rotation import Step, every_app, measure_in_rotation
 from bench.routes import ROUTES
-from bench.stack.deployments import TUNING
+from bench.sut.deployments import TUNING
 
 CHARTS = []
 BEST = "best"
 TRIAL_SECONDS = 2  # each configuration's run per route and condition, in the search
-AS_SHIPPED = ("sync", "loop2")  # each app's serve.sh as it ships: what the knobs are against
+TRIAL_STEPS = 4  # the rates of each configuration's capacity search: its peak, then 3
+AS_SHIPPED = ("threads16", "loop2")  # each app's serve.sh as it ships: what the knobs are against
 
 
-def candidates():
-    """The deployments --tune starts for every app that they fit."""
-    return list(TUNING)
+SOCKET_WAITS = ("threads64",)  # candidates only when requests wait on sources (--fan-out)
+
+
+def candidates(fan_out=False):
+    """The deployments --tune starts for every app that they fit: with
+    fan_out, larger thread counts too (a request waiting on its sources holds
+    its thread, not a database connection)."""
+    return [name for name in TUNING if fan_out or name not in SOCKET_WAITS]
 
 
 def search_runs(runs):
@@ -49,9 +61,10 @@ def steps(options, apps):
         return {}
     runs, routes = options.runs, options.routes
     trial = search_runs(runs)
+    searched = apps * len(search_rounds(trial, routes)) * (1 + TRIAL_STEPS)
     return {
-        "search": (apps * len(search_rounds(trial, routes)), peak.run_seconds(trial)),
-        "run": (len(options.stack.apps) * len(peak.rounds(runs, routes)), peak.run_seconds(runs)),
+        "search": (searched, peak.run_seconds(trial)),
+        "run": (len(options.sut.apps) * len(peak.rounds(runs, routes)), peak.run_seconds(runs)),
     }
 
 
@@ -80,18 +93,50 @@ def search(stage):
     runs = {}
     for target, step, report, _, _ in done:
         runs.setdefault((target.label, step.connections), (target, {}))[1][step.route.key] = report
+    starts = [
+        (target, step.route, step.connections, report["requests_per_s"], target.deployment)
+        for target, step, report, _, _ in done
+        if report["requests_per_s"]
+    ]
+    objective = capacity.objective_of(stage.options)
+    seconds = min(TRIAL_SECONDS, trial_runs.duration)
+    found = capacity.searched(trial_stage, starts, objective, seconds, 1, TRIAL_STEPS, "search")
+    capacities = {}
+    for s in found:
+        key = (s.target.label, s.connections)
+        capacities.setdefault(key, {})[s.route.key] = s.capacity([0])
     trials = [
-        trial(target, connections, reports)
+        trial(target, connections, reports, capacities.get((target.label, connections), {}))
         for (_, connections), (target, reports) in runs.items()
         if len(reports) == len(stage.routes)
     ]
-    for key in {(t.app, t.connections) for t in trials}:
-        mine = [t for t in trials if (t.app, t.connections) == key]
-        max(mine, key=lambda t: t.score).chosen = True
+    choose(trials, objective)
     return trials
 
 
-def trial(target, connections, reports):
+def choose(trials, objective):
+    """Mark the best of each app and condition: the most capacity at the
+    objective (the geometric mean over the routes) among the configurations
+    that kept it at some rate on every route; the others say why not."""
+    for t in trials:
+        broke = [ROUTES[route].label for route, rps in t.capacity_rps.items() if not rps]
+        missing = [ROUTES[route].label for route in t.requests_per_s if route not in t.capacity_rps]
+        if broke or missing:
+            t.rejected = (
+                f"kept {objective} at no rate offered on {', '.join(broke + missing)}"
+                if broke
+                else f"no capacity measured on {', '.join(missing)}"
+            )
+    for key in {(t.app, t.connections, t.db_delay_ms) for t in trials}:
+        mine = [t for t in trials if (t.app, t.connections, t.db_delay_ms) == key]
+        eligible = [t for t in mine if not t.rejected]
+        if eligible:
+            max(eligible, key=lambda t: t.score).chosen = True
+
+
+def trial(target, connections, reports, capacities):
+    """One configuration's Trial: its closed-loop runs, and its capacities
+    (route -> req/s at the objective, 0 where it kept it at no rate)."""
     rates = {route: report["requests_per_s"] for route, report in reports.items()}
     return Trial(
         app=target.app,
@@ -100,8 +145,15 @@ def trial(target, connections, reports):
         db_delay_ms=target.db_delay * 1000,
         requests_per_s=rates,
         p99_ms={route: report["latency_ms"]["p99"] for route, report in reports.items()},
-        score=math.prod(max(rate, 0.001) for rate in rates.values()) ** (1 / len(rates)),
+        score=geometric_mean(capacities.values()) if capacities else 0.0,
+        capacity_rps=capacities,
+        **target.condition,
     )
+
+
+def geometric_mean(values):
+    values = list(values)
+    return math.prod(max(value, 0.001) for value in values) ** (1 / len(values))
 
 
 def confirm_rounds(runs, routes, trials):
@@ -131,29 +183,71 @@ def relabel(peaks):
 
 INTRO = (
     "Per app and condition, the configurations its practitioners would try, on the same "
+    "cores and connection budget, each run {seconds}s per route closed loop, then its "
+    "capacity searched from there ({steps} rates of {seconds}s, one round: the curve below); "
+    "the best by the geometric mean of its capacities over the routes, then measured in "
+    "rotation as any deployment is (the tables headed _best_). A configuration that kept the "
+    "objective at no rate on some route is never the best. Against: each app's serve.sh as it "
+    "ships (one process per core: 16 threads each for Flask and Falcon, an event loop for Quart "
+    "and Sanic)."
+)
+BY_REQUESTS = (  # a file written before --tune chose by capacity
+    "Per app and condition, the configurations its practitioners would try, on the same "
     "cores and connection budget, each run {seconds}s per route (the curve below); the best "
-    "by the geometric mean of its req/s over the routes, then measured in rotation as any "
-    "deployment is (the tables headed _best_). Against: each app's serve.sh as it ships "
-    "(sync workers for Flask and Falcon, one event loop per core for Quart and Sanic)."
+    "by the geometric mean of its req/s over the routes, then measured in rotation."
 )
 
 
 def knob(trials):
     """The best trial's score over the as-shipped one's, or None."""
-    best = next(t for t in trials if t.chosen)
+    best = next((t for t in trials if t.chosen), None)
     shipped = [t for t in trials if t.deployment in AS_SHIPPED]
-    return best.score / shipped[0].score if shipped and shipped[0].score else None
+    if best is None or not shipped or not shipped[0].score:
+        return None
+    return best.score / shipped[0].score
+
+
+def objective_words(results):
+    """The objective --tune chose by, as the report states it."""
+    found = results.objective
+    if not found:
+        return None
+    given = "--slo" if "--slo" in results.command else "the default, without --slo"
+    return f"p{found['percentile']:g} <= {found['ms']:g} ms ({given})"
+
+
+def best_cell(mine):
+    best = next((t for t in mine if t.chosen), None)
+    return best.deployment if best else "none: every configuration broke the objective"
+
+
+def curve_cells(t, routes):
+    """A configuration's cells: closed-loop req/s and p99, and its capacity."""
+    cells = [f"{t.requests_per_s[r]:,.0f}, {t.p99_ms[r]:,.1f}" for r in routes]
+    if t.capacity_rps:
+        cells.append(", ".join(number(t.capacity_rps.get(r)) for r in routes))
+        cells.append(t.rejected or "")
+    return cells
 
 
 def section(results):
     """The best configuration per app and condition, what it gained over the
-    as-shipped one, and the curve: every configuration's req/s and p99."""
+    as-shipped one, and the curve: every configuration's req/s, p99 and capacity."""
     trials = results.tuning
     if not trials:
         return []
     routes = list(trials[0].requests_per_s)
     conditions = list(dict.fromkeys((t.db_delay_ms, t.connections) for t in trials))
-    lines = ["## Each app at its best (--tune)", "", INTRO.format(seconds=TRIAL_SECONDS), ""]
+    by_capacity = any(t.capacity_rps for t in trials)
+    intro = INTRO if by_capacity else BY_REQUESTS
+    lines = [
+        "## Each app at its best (--tune)",
+        "",
+        intro.format(seconds=TRIAL_SECONDS, steps=TRIAL_STEPS),
+        "",
+    ]
+    if by_capacity:
+        lines += [f"The objective: {objective_words(results)}.", ""]
     header = ["app", "DB delay", "clients", "best", "x as shipped"]
     rows = []
     for app in dict.fromkeys(t.app for t in trials):
@@ -162,25 +256,35 @@ def section(results):
                 t for t in trials if (t.app, t.db_delay_ms, t.connections) == (app, delay, clients)
             ]
             if mine:
-                best = next(t for t in mine if t.chosen)
                 rows.append(
                     [
                         app,
                         f"{delay:g} ms",
                         str(clients),
-                        best.deployment,
+                        best_cell(mine),
                         number(knob(mine), "{:.2f}x"),
                     ]
                 )
     lines += [
         table(header, rows),
         "",
-        "The curve (search runs, req/s and p99 ms per route, and the configuration's "
-        "memory once started; the chosen in bold):",
+        "The curve (search runs, req/s and p99 ms per route, "
+        + (
+            "the capacity per route at the objective and why a configuration may not be chosen, "
+            if by_capacity
+            else ""
+        )
+        + "and the configuration's memory once started; the chosen in bold):",
         "",
     ]
     header = ["app", "DB delay", "clients", "configuration"]
-    header += [f"{ROUTES[route].label} req/s, p99" for route in routes] + ["PSS MiB at rest"]
+    header += [f"{ROUTES[route].label} req/s, p99" for route in routes]
+    if by_capacity:
+        header += [
+            "capacity req/s (" + ", ".join(ROUTES[r].label for r in routes) + ")",
+            "not chosen because",
+        ]
+    header += ["PSS MiB at rest"]
     rest = {(a.app, a.deployment, a.db_delay_ms): a.pss_rest_mib for a in results.apps}
     rows = []
     order = list(TUNING)
@@ -188,7 +292,7 @@ def section(results):
         trials, key=lambda t: (t.app, t.db_delay_ms, t.connections, order.index(t.deployment))
     ):
         name = f"**{t.deployment}**" if t.chosen else t.deployment
-        cells = [f"{t.requests_per_s[r]:,.0f}, {t.p99_ms[r]:,.1f}" for r in routes]
         memory = number(rest.get((t.app, t.deployment, t.db_delay_ms)))
+        cells = curve_cells(t, routes)
         rows.append([t.app, f"{t.db_delay_ms:g} ms", str(t.connections), name, *cells, memory])
     return lines + [table(header, rows), ""]

@@ -29,6 +29,8 @@ def header(results):
         else "No CPU pinning: app, Postgres and wrk share every core."
     )
     lines.append("")
+    if results.stopped:
+        lines += [f"**The run stopped before its end:** {results.stopped}", ""]
     for app in results.apps:
         if app.status != "measured":
             lines += [f"**{app.label} not measured:** {app.reason}", ""]
@@ -46,7 +48,9 @@ def markdown(results, sections):
     lines.append(
         "The article (Flask / Quart req/s, one worker each, wrk -c 20 -d 5m): "
         + "; ".join(
-            f"{route.label} {route.article[0]} / {route.article[1]}" for route in ROUTES.values()
+            f"{route.label} {route.article[0]} / {route.article[1]}"
+            for route in ROUTES.values()
+            if route.article
         )
     )
     return "\n".join(lines) + "\n"

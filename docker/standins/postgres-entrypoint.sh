@@ -4,6 +4,7 @@
 #
 #   POSTGRES_PASSWORD   required (unless POSTGRES_HOST_AUTH_METHOD=trust): the
 #                       password of POSTGRES_USER, asked over TCP (scram-sha-256)
+#   POSTGRES_PASSWORD_FILE  a file holding it instead (a Docker secret)
 #   POSTGRES_USER       the superuser (default postgres)
 #   POSTGRES_DB         created on first start (default: POSTGRES_USER)
 #   /docker-entrypoint-initdb.d/*.sql, *.sh
@@ -40,6 +41,9 @@ psql_init() {
 
 init_database() {
     auth="${POSTGRES_HOST_AUTH_METHOD:-scram-sha-256}"
+    if [ -n "${POSTGRES_PASSWORD_FILE:-}" ]; then
+        POSTGRES_PASSWORD="$(head -n 1 "$POSTGRES_PASSWORD_FILE")"
+    fi
     if [ -z "${POSTGRES_PASSWORD:-}" ] && [ "$auth" != trust ]; then
         echo "error: POSTGRES_PASSWORD is not set (or POSTGRES_HOST_AUTH_METHOD=trust)" >&2
         exit 1

@@ -9,7 +9,7 @@ take? Measured, with every server stopped at the end:
 
     .venv/bin/python -m docs.examples.blocking_trap > docs/results/2026-11-23-blocking-call.json
 
-tests/test_blocking_trap.py runs the same measurement and asserts the stall.
+tests/reliability/test_blocking_trap.py runs the same measurement and asserts the stall.
 """
 
 import asyncio

@@ -26,7 +26,7 @@ from db import embedded
 from docs.examples.report import print_report
 from infra import procfs
 from tools import ROOT
-from tools.serve import database, running
+from tools.serve import TREE_COMMAND, database, running, tree_settings
 from upstream.process import launched
 
 DELAY = "10ms"  # each source's, per answer
@@ -36,7 +36,6 @@ SECONDS = 10
 WARMUP = 2
 REPEAT = 3
 ROUTE = SimpleNamespace(script="report.lua", path="/films/995/ratings/", body=None)
-COMMAND = ["sh", "-c", 'cd "$TREE" && exec sh "$PACKAGE/serve.sh"']
 # name: the tree steps.sh makes (None: the project's own quart_app/)
 CLIENTS = {"aiohttp": None, "httpx": "quart-httpx"}
 
@@ -73,27 +72,25 @@ def summary(runs):
 
 
 def main():
-    with contextlib.ExitStack() as stack:
-        trees = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+    with contextlib.ExitStack() as cleanup:
+        trees = Path(cleanup.enter_context(tempfile.TemporaryDirectory()))
         subprocess.run(
             ["bash", str(ROOT / "docs/migration/steps.sh"), "expand", str(trees)], check=True
         )
-        url = stack.enter_context(database())
-        log = stack.enter_context(open(trees / "upstream.log", "w"))
-        upstream = stack.enter_context(launched([0] * SOURCES, DELAY, log))
+        url = cleanup.enter_context(database())
+        log = cleanup.enter_context(open(trees / "upstream.log", "w"))
+        upstream = cleanup.enter_context(launched([0] * SOURCES, DELAY, log))
         servers = {}
         for name, tree in CLIENTS.items():
             port = embedded.free_port()
             settings = {
-                "tree": trees / tree if tree else ROOT,
-                "package": "quart_app",
-                "pythonpath": ROOT,
+                **tree_settings(trees / tree if tree else ROOT, "quart"),
                 "web_workers": 1,
                 "upstream_fanout": " ".join(upstream.urls),
             }
             log_path = trees / f"{name}.log"
-            servers[name] = stack.enter_context(
-                running("quart", port, url, log_path, command=COMMAND, **settings)
+            servers[name] = cleanup.enter_context(
+                running("quart", port, url, log_path, command=TREE_COMMAND, **settings)
             )
         runs = {f"{name} -c {c}": [] for c in CONNECTIONS for name in CLIENTS}
         for server in servers.values():  # a warm-up, measured nowhere

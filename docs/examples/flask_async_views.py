@@ -13,7 +13,7 @@ Measured, with the server stopped at the end:
     .venv/bin/python -m docs.examples.flask_async_views \
         > docs/results/2026-11-23-flask-async-views.json
 
-tests/test_flask_async_views.py runs the same measurement, with wide margins.
+tests/reliability/test_flask_async_views.py runs the same measurement, with wide margins.
 """
 
 import asyncio

@@ -1,7 +1,7 @@
 """Does one waiting query stall a gunicorn worker? docs/migration.md's gevent trap.
 
 flask_app under gunicorn with one worker process, per server of
-bench/stack/servers.py: the review table is locked, a POST /reviews/ waits on the
+bench/sut/servers.py: the review table is locked, a POST /reviews/ waits on the
 lock (until DATABASE_TIMEOUT: 503), and meanwhile a GET /films/995/ is timed.
 Under a sync worker the GET waits for the POST. Under gevent it waits too if
 psycopg2 blocks the process, as it does with the PoolWrapper's wait callback
@@ -21,8 +21,8 @@ import urllib.request
 
 import psycopg2
 
-from bench.stack.budget import Shape
-from bench.stack.servers import SERVERS
+from bench.sut.budget import Shape
+from bench.sut.servers import SERVERS
 from db import embedded
 from docs.examples.report import print_report
 from tools.serve import database, running

@@ -3,7 +3,7 @@ Quart. Fixtures as in Flask's tutorial (`app`, `client`); the database is a
 real Postgres (tests/conftest.py's `database_url` and `db`, an autocommit
 connection to it with an empty review table). No server starts.
 
-tests/test_in_process_example.py collects these tests; in a project of your
+tests/docs/test_in_process_example.py collects these tests; in a project of your
 own they are a conftest.py and a test module.
 """
 

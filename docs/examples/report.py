@@ -5,7 +5,7 @@ import json
 import platform
 import sys
 
-from bench.stack.environment import git
+from bench.sut.environment import git
 
 
 def print_report(command, **figures):

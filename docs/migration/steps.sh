@@ -4,6 +4,8 @@
 #
 #   bash docs/migration/steps.sh expand DIR   # the trees below, in DIR
 #   bash docs/migration/steps.sh diff DIR     # rewrite the patches from them
+#   bash docs/migration/steps.sh serve N [--port 8000]
+#                                             # step N (0 to 4), served until Ctrl-C
 #
 # expand: DIR/step0/quart_app is a copy of flask_app/; each DIR/stepN/quart_app
 # is step N-1's with docs/migration/stepN.patch applied. DIR/flask-async and
@@ -11,13 +13,13 @@
 # is quart_app/, each with docs/examples/<name>.patch applied, beside the
 # untouched copy <name>.orig.
 # Edit those trees (say, after flask_app/ or quart_app/ changed), then `diff`
-# writes the patches back from them. tests/test_migration_steps.py checks
+# writes the patches back from them. tests/docs/test_migration_steps.py checks
 # that step4 is quart_app/, and runs the contract suite against the others.
 set -Eeuo pipefail
 
 usage() {
     cat <<USAGE
-usage: $0 expand DIR | diff DIR
+usage: $0 expand DIR | diff DIR | serve STEP [--port N]
 USAGE
     exit 2
 }
@@ -79,9 +81,36 @@ write_diffs() {
     done
 }
 
-[[ $# -eq 2 ]] || usage
-case "$1" in
-    expand) expand "$2" ;;
-    diff) write_diffs "$2" ;;
+# serve: step N expanded in a temporary folder and served by its own serve.sh
+# (tools/serve.py --tree), on DATABASE_URL or a Postgres of the project's own
+# with the sample data, as ./benchmark.sh --serve serves an app. Ctrl-C,
+# SIGTERM or SIGHUP stops the server and its database and removes the folder.
+serve() {
+    local step="$1" child status=0
+    shift
+    if [[ ! "$step" =~ ^[0-4]$ ]]; then
+        echo "$0 serve: the step is 0, 1, 2, 3 or 4, not '$step'" >&2
+        exit 2
+    fi
+    served="$(mktemp -d)"  # not local: the EXIT trap runs after serve returns
+    trap 'rm -rf "$served"' EXIT
+    expand "$served"
+    cd "$root"
+    bash scripts/venv.sh
+    # In the background, so that this shell can pass a signal on (a background
+    # job ignores Ctrl-C's SIGINT: the trap sends SIGTERM), then wait for it.
+    .venv/bin/python -m tools.serve quart --tree "$served/step$step" "$@" &
+    child=$!
+    trap 'kill -TERM "$child" 2>/dev/null || true' INT TERM HUP
+    while kill -0 "$child" 2>/dev/null; do
+        wait "$child" || status=$?
+    done
+    return "$status"
+}
+
+case "${1:-}" in
+    expand) [[ $# -eq 2 ]] || usage; expand "$2" ;;
+    diff) [[ $# -eq 2 ]] || usage; write_diffs "$2" ;;
+    serve) [[ $# -ge 2 ]] || usage; shift; serve "$@" ;;
     *) usage ;;
 esac

@@ -1,4 +1,4 @@
-"""A small Flask app for tests/test_blocking_audit.py, read by
+"""A small Flask app for tests/docs/test_blocking_audit.py, read by
 tools/blocking_audit.py and never imported or run: every blocking call the
 audit must find is on a line marked `# planted: KIND`, and nothing else here
 blocks (awaited calls, a function handed to a thread, one no view reaches)."""

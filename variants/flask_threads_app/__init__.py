@@ -2,7 +2,7 @@
 how GET /films/<film_id>/ratings/ asks its rating sources (ratings.py): all at
 once, each call in a thread of a pool the worker keeps, where flask_app asks
 them one after another. What a Flask team tries before it migrates
-(docs/migration.md, "When a request waits on other services").
+(docs/migration/fan-out.md, "When a request waits on other services").
 
 A variant in a folder of its own, rather than a switch in flask_app/: flask_app
 stays the plain baseline every comparison starts from, and `diff -ru flask_app

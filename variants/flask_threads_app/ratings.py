@@ -1,12 +1,10 @@
 """GET /films/<film_id>/ratings/, its sources asked all at once from threads."""
 
-import time
-
 from flask import current_app
 
 from common.contract import FILM_NOT_FOUND, ContractError, parse_film_id
 from common.ratings import answer
-from flask_app.ratings import ask, read_film
+from flask_app.ratings import read_film
 from flask_app.upstream import sources
 
 
@@ -21,13 +19,13 @@ def get_ratings(film_id):
 
 def ask_sources(film_id):
     """{source: its rating, TIMED_OUT or FAILED}, asked all at once within one
-    deadline: each call in a thread of the worker's pool, flask_app's ask()
+    deadline: each call in a thread of the worker's pool, the sync Sources' fetch_rating()
     unchanged (httpx's Client is safe to share between threads). Each call
     ends by the deadline, so the wait for the last ends by it too."""
     fan_out = sources()
     threads = current_app.extensions["fan-out threads"]
-    deadline = time.monotonic() + fan_out.timeout
+    deadline = fan_out.deadline()
     calls = {
-        url: threads.submit(ask, fan_out.client, url, film_id, deadline) for url in fan_out.urls
+        url: threads.submit(fan_out.fetch_rating, url, film_id, deadline) for url in fan_out.urls
     }
     return {url: call.result() for url, call in calls.items()}

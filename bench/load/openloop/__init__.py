@@ -48,7 +48,7 @@ status); failed ones are counted, not timed.
 import sys
 from importlib import metadata
 
-from bench.stack.processes import marked_json, run_logged, taskset
+from bench.sut.processes import marked_json, run_logged, taskset
 
 NAME = "bench.load.openloop"
 MARKER = "OPENLOOP_JSON "
@@ -77,8 +77,11 @@ def auto_rates(peaks, fractions=AUTO_FRACTIONS):
     return [max(1, round(slowest * fraction)) for fraction in fractions]
 
 
-def command(url, rate, connections, duration, method="GET", body=None, timeout=10, pin=None):
-    """The command line of one run (pin: a taskset CPU list), as wrk.command()."""
+def command(
+    url, rate, connections, duration, method="GET", body=None, timeout=10, pin=None, token_file=None
+):
+    """The command line of one run (pin: a taskset CPU list), as wrk.command();
+    token_file: the door's write token, which every request then carries."""
     args = [
         sys.executable,
         "-m",
@@ -93,6 +96,8 @@ def command(url, rate, connections, duration, method="GET", body=None, timeout=1
         args.append(f"--method={method}")
     if body is not None:
         args.append(f"--body={body}")
+    if token_file:
+        args.append(f"--write-token-file={token_file}")
     return taskset(args, pin)
 
 

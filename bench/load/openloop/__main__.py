@@ -6,6 +6,8 @@ import json
 import math
 import sys
 
+from bench import write_token
+
 from . import MARKER, MAX_RATE, NAME
 from .load import Load
 
@@ -20,6 +22,9 @@ def parse_args(argv):
     parser.add_argument("--method", default="GET")
     parser.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop")
     parser.add_argument("--body", help="a JSON body (sent with Content-Type: application/json)")
+    parser.add_argument(
+        "--write-token-file", help="the door's write token: Authorization: Bearer <token>"
+    )
     args = parser.parse_args(argv)
     times = (args.duration, args.timeout)
     if args.connections < 1 or not all(math.isfinite(t) and t > 0 for t in times):
@@ -31,9 +36,14 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
+    try:
+        headers = write_token.headers(args.write_token_file)
+    except write_token.BadToken as error:
+        sys.exit(f"{NAME}: {error}")
     load = Load(
-        args.url, args.rate, args.connections, args.duration, args.method, args.body, args.timeout
-    )
+        args.url, args.rate, args.connections, args.duration, args.method, args.body, args.timeout,
+        headers,
+    )  # fmt: skip
     try:
         if args.loop == "uvloop":
             import uvloop  # the apps' loop: less CPU per request than asyncio's

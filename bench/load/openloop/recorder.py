@@ -38,6 +38,7 @@ class Recorder:
         self.statuses = collections.Counter()
         self.errors = collections.Counter()  # ERROR_KINDS
         self.sent_on_wire = 0
+        self.opened = 0  # connections opened: one per request where the server closes each
         self.last_answer = start
 
     def released(self, intended, now):
@@ -100,6 +101,7 @@ def report(recorder, load, total, start):
         "connections": load.connections,
         "sent": total,
         "sent_on_wire": recorder.sent_on_wire,
+        "connections_opened": recorder.opened,
         # Answers per second from the start to the last answer: below the
         # offered rate when the server fell behind (send_lag_ms tells
         # whether the generator did).
@@ -113,6 +115,9 @@ def report(recorder, load, total, start):
         "service_ms": percentiles_ms(recorder.service),
         "send_lag_ms": percentiles_ms(recorder.lag),
         "spectrum": spectrum(recorder.latency),
+        # The latency histogram itself (HdrHistogram's compressed base64), so
+        # that runs can be merged: percentiles are never averaged.
+        "histogram": recorder.latency.encode().decode("ascii"),
         "per_second": series(recorder.per_second, load.duration),
         "generator": {"name": NAME, "version": version()},
     }

@@ -1,20 +1,61 @@
-"""The decision, in one chart: each app at its best (the configuration of the
-run with the most req/s, bench/modes/db_delay.py best()) against the
-database's distance, at each connection count: req/s above, the p99 of that
-same configuration below. Where the run measured an app in several
-configurations, the winning one is named on the req/s line where it changes.
-Drawn for the run's first route; the report's decision table has every
-route."""
+"""The decision, in one chart: each app at its best (bench/report/select.py
+best(): by capacity at the objective when the run has it, else req/s)
+against the database's distance, at each connection count. With --slo: its
+capacity at the objective above, with its 95 % interval, and the CPU the
+app's processes spent per request below (Postgres runs the same SQL for
+each); else
+its req/s above and the p99 of that same configuration below. Where the
+run measured an app in several configurations, the winning one is named
+on the top line where it changes. Drawn for the run's first route; the
+report's decision table has every route."""
 
 from bench.report.charts.common import apps_of, color, figure, legend, log_axis, saved, styled
-from bench.report.select import best
+from bench.report.select import best, capacity_of
 from bench.report.tables import delays
 from bench.routes import ROUTES
 
-METRICS = [
-    ("requests/s, best configuration (log)", lambda peak: peak.summary.requests_per_s),
-    ("p99 ms of that configuration (log)", lambda peak: peak.summary.latency_ms["p99"]),
+CLOSED = [
+    ("requests/s, best configuration (log)", lambda results, peak: peak.summary.requests_per_s),
+    ("p99 ms of that configuration (log)", lambda results, peak: peak.summary.latency_ms["p99"]),
 ]
+
+
+def capacity(results, peak):
+    """(capacity, its 95 % interval or None) of a Peak's search, or None."""
+    found = capacity_of(results, peak)
+    return (found["value"], found.get("ci95")) if found and found["value"] else None
+
+
+def app_us(results, peak):
+    parts = peak.cpu_us_per_request
+    return parts.get("app") if parts else None
+
+
+def metrics(results):
+    """[(axis label, (results, Peak) -> value, or (value, interval), or None)]."""
+    if not results.capacity:
+        return CLOSED
+    objective = results.objective or results.capacity[0].capacity_rps["objective"]
+    at = f"p{objective['percentile']:g} <= {objective['ms']:g} ms"
+    return [
+        (f"capacity, req/s at {at} (log)", capacity),
+        ("CPU µs per request, the app's (log)", app_us),
+    ]
+
+
+def value_of(found):
+    """A metric's value: the first of (value, interval), or the value itself."""
+    return found[0] if isinstance(found, tuple) else found
+
+
+def plotted(axes, points, app):
+    """Its line, and where a point has an interval, the interval as a bar."""
+    xs = [x for x, _, _ in points]
+    ys = [value_of(y) for _, y, _ in points]
+    axes.plot(xs, ys, marker="o", color=color(app))
+    for x, y, _ in points:
+        if isinstance(y, tuple) and y[1]:
+            axes.vlines(x, *y[1], color=color(app), alpha=0.5, linewidth=3)
 
 
 def configurations_differ(results):
@@ -56,21 +97,22 @@ def draw_decision(results, path):
     apps = apps_of(results)
     labelled = configurations_differ(results)
     chart = figure(7.5)
-    grid = chart.subplots(len(METRICS), len(counts), squeeze=False, sharex=True, sharey="row")
-    for place, (row, (name, value)) in enumerate(zip(grid, METRICS, strict=True)):
+    shown = metrics(results)
+    grid = chart.subplots(len(shown), len(counts), squeeze=False, sharex=True, sharey="row")
+    for place, (row, (name, value)) in enumerate(zip(grid, shown, strict=True)):
         for axes, count in zip(row, counts, strict=True):
             for app in apps:
                 points = [
-                    (index, value(peak), peak.configuration or peak.deployment)
+                    (index, found, peak.configuration or peak.deployment)
                     for index, delay in enumerate(ticks)
                     if (peak := winners.get((app, delay, count)))
+                    and (found := value(results, peak)) is not None
                 ]
                 if not points:
                     continue
-                xs, ys, _ = zip(*points, strict=True)
-                axes.plot(xs, ys, marker="o", color=color(app))
-                if labelled and place == 0:  # the p99 below is that same configuration's
-                    winner_labels(axes, points, app)
+                plotted(axes, points, app)
+                if labelled and place == 0:  # the figure below is that same configuration's
+                    winner_labels(axes, [(x, value_of(y), d) for x, y, d in points], app)
             log_axis(axes)
             axes.grid(True, which="both", alpha=0.3)
         row[0].set_ylabel(name)

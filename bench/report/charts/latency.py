@@ -46,8 +46,8 @@ def over_time_axes(axes, rows):
 @styled
 def draw_latency(results, path):
     """Write the chart as a PNG at path; None without open-loop runs."""
-    fixed = results.openloop
-    keys = list(dict.fromkeys((row.deployment, row.route) for row in fixed))
+    openloop = results.openloop
+    keys = list(dict.fromkeys((row.deployment, row.route) for row in openloop))
     deployments = list(dict.fromkeys(deployment for deployment, _ in keys))
     routes = results.wrk["routes"]
     keys.sort(key=lambda key: (routes.index(key[1]), deployments.index(key[0])))
@@ -56,7 +56,7 @@ def draw_latency(results, path):
     chart = figure(2.9 * len(keys) + 1.2)
     grid = chart.subplots(len(keys), 2, squeeze=False)
     for (deployment, route), (left, right) in zip(keys, grid, strict=True):
-        rows = [r for r in fixed if (r.deployment, r.route) == (deployment, route)]
+        rows = [r for r in openloop if (r.deployment, r.route) == (deployment, route)]
         top = max(r.rate for r in rows)
         rows = [r for r in rows if r.rate == top]
         spectrum_axes(left, rows)

@@ -40,8 +40,8 @@ def draw_matrix(results, path):
     servers, apps, _ = found
     routes = results.wrk["routes"]
     connections = min(m.connections for m in results.measurements)
-    fixed = results.openloop
-    rows = 2 if fixed else 1
+    openloop = results.openloop
+    rows = 2 if openloop else 1
     chart = figure(rows * (ROW * len(servers) + 0.9) + 1.2)
     grid = chart.subplots(rows, len(routes), squeeze=False, sharey=True)
     for column, route in enumerate(routes):
@@ -54,8 +54,8 @@ def draw_matrix(results, path):
         grid[0][column].set_title(ROUTES[route].label)
         grid[0][column].set_xlim(left=0)
         grid[0][column].set_xlabel(f"peak req/s, {connections} connections")
-        if fixed:
-            here = [r for r in fixed if r.route == route]
+        if openloop:
+            here = [r for r in openloop if r.route == route]
             p99 = {(r.app, r.deployment): (r.report["latency_ms"] or {}).get("p99") for r in here}
             shown = ", ".join(f"{rate:,g}" for rate in sorted({r.rate for r in here}))
             dots(grid[1][column], servers, apps, p99)

@@ -3,7 +3,7 @@ report (deployment, connections, delay), req/s per route and app in bars, and
 under them each route's latency percentiles per app."""
 
 from bench.report.charts.common import apps_of, color, figure, legend, log_axis, saved, styled
-from bench.report.tables import delay_words, sections
+from bench.report.tables import condition_words, delay_words, sections
 from bench.routes import ROUTES
 
 PERCENTILES = ["p50", "p75", "p90", "p99", "p99.9"]
@@ -64,7 +64,8 @@ def draw(results, path):
         apps = [app for app in apps_of(results) if app in apps]  # the legend's order
         requests_axes(top.subplots(), measurements, apps, routes, pgbench)
         top.suptitle(
-            f"{deployment} deployment, {connections} connections{delay_words(delay, ', ')}",
+            f"{deployment} deployment, {connections} connections{delay_words(delay, ', ')}"
+            + condition_words(measurements[0], ", "),
             fontsize=11,
             fontweight="bold",
         )

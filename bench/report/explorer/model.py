@@ -8,18 +8,21 @@ and carrying req/s with its interval, latency percentiles, memory, and the
 connections the app held.
 
 The page shows what a run carries and nothing it does not. The fields below
-are read when present and simply absent otherwise (the capacity issue's,
-ahead of its records):
-- on a closed-loop Peak or an open-loop Rate, `capacity_rps`: the most req/s
-  within a latency objective, a number or {"value", "ci95": [low, high],
-  "objective": {"percentile": 99, "ms": 100}}; and `cpu_us_per_request`:
-  {part: µs} (app, postgres, pgbouncer, nginx, delay_proxy, generator), each a
-  number or {"value", "ci95"};
+are read when present and simply absent otherwise:
+- the run's `capacity` (bench/records.py Capacity, --slo): per app, deployment,
+  database delay, route and connection count, `capacity_rps`, the most req/s
+  within a latency objective: {"value", "ci95": [low, high] or None,
+  "objective": {"percentile": 99, "ms": 100}}; shown on the closed-loop cell
+  of the same app and condition, whose peak its search started from;
+- on a closed-loop Peak or an open-loop Rate, `cpu_us_per_request`:
+  {part: µs} (bench/sut/cost.py PARTS: app, postgres, pgbouncer, nginx,
+  delay_proxy, upstream, generator), each a number or {"value", "ci95"}; the
+  page's total is the serving parts', the generator apart;
 - on a Peak's summary, `requests_per_s_ci95`: [low, high] (else the interval is
   the min-max of its runs, when it has several);
 - on the run, `ratios`: [{"app", "deployment", "baseline", "route",
   "db_delay_ms", "connections", "metric", "value", "ci95"}], and
-  `noise_floor`: the A/A ratio, {"value", "ci95"}.
+  `noise_floor`: the A/A ratios, [{"value", "ci95", ...}], the first shown.
 """
 
 import math
@@ -85,12 +88,20 @@ def estimate(value):
     return {"value": value, "ci95": None}
 
 
-def capacity(record):
-    """The capacity fields of a Peak or Rate (see the module's docstring), or None."""
-    raw = record.get("capacity_rps")
-    found = estimate(raw)
-    if found and isinstance(raw, dict):
-        found["objective"] = raw.get("objective")
+def condition(record):
+    """Where a record was measured: app, deployment, delay, route, clients, and
+    the ratings route's sources (None for other routes)."""
+    delay = record.get("db_delay_ms") or 0.0
+    where = record["app"], record["deployment"], delay, record["route"], record["connections"]
+    return (*where, record.get("fan_out"), record.get("upstream_delay"))
+
+
+def capacities(data):
+    """{condition: the capacity found there (see the module's docstring)}."""
+    found = {}
+    for record in data.get("capacity") or []:
+        raw = record["capacity_rps"]
+        found[condition(record)] = {**estimate(raw), "objective": raw.get("objective")}
     return found
 
 
@@ -129,7 +140,8 @@ def started_as(record):
     """The start of an app a record belongs to (bench/report/tables.py
     started_as, on the JSON form)."""
     deployment = record.get("configuration") or record["deployment"]
-    return record["app"], deployment, record.get("db_delay_ms") or 0.0
+    sources = record.get("fan_out"), record.get("upstream_delay")
+    return record["app"], deployment, record.get("db_delay_ms") or 0.0, *sources
 
 
 def located(record, clients, rate=None):
@@ -137,16 +149,23 @@ def located(record, clients, rate=None):
     return {"delay": record.get("db_delay_ms") or 0.0, "clients": clients, "rate": rate}
 
 
+def sources_words(record):
+    """The ratings route's condition, for display beside the deployment."""
+    if not record.get("fan_out"):
+        return ""
+    return f", fan-out {record['fan_out']} x {record['upstream_delay']}"
+
+
 def common(record, budgets):
     """What closed- and open-loop cells share."""
     return {
         "app": record["app"],
-        "deployment": record["deployment"],
+        "deployment": record["deployment"] + sources_words(record),
         "configuration": record.get("configuration"),
         "route": record["route"],
         "pss_mib": record.get("pss_mib"),
         "budget": budgets.get(started_as(record)),
-        "capacity": capacity(record),
+        "capacity": None,
         "cpu_us": cpu(record),
     }
 
@@ -214,7 +233,10 @@ def view(data, name, title=None, superseded=None):
     heading that marks it superseded, or None."""
     apps = data["apps"]
     budgets = {started_as(app): app.get("db_connections") for app in apps}
-    cells = [closed_cell(peak, budgets) for peak in data.get("measurements") or []]
+    found = capacities(data)
+    cells = []
+    for peak in data.get("measurements") or []:
+        cells.append({**closed_cell(peak, budgets), "capacity": found.get(condition(peak))})
     cells += [open_cell(rate, budgets) for rate in data.get("openloop") or []]
     routes = {cell["route"] for cell in cells}  # in ROUTES' order: a route not there, last
     return rounded(
@@ -229,6 +251,6 @@ def view(data, name, title=None, superseded=None):
             ),
             "cells": cells,
             "ratios": data.get("ratios") or [],
-            "noise_floor": estimate(data.get("noise_floor")),
+            "noise_floor": estimate((data.get("noise_floor") or [None])[0]),
         }
     )

@@ -10,19 +10,27 @@ const Conditions = {
     return run.cells.filter((cell) => cell.at.rate === null);
   },
 
-  /** The run answers come from, and why: the newest not superseded that swept
-      both the delay and the clients; else the newest not superseded with
-      closed-loop cells; else the newest with any. runs: newest first. */
+  /** The run answers come from, and why: of the runs not superseded, the
+      newest that swept both the delay and the clients, else the newest that
+      swept either, else the newest with closed-loop cells; else the newest
+      with any. runs: newest first. */
   source(runs) {
     const usable = runs.filter((run) => Conditions.closed(run).length);
     const current = usable.filter((run) => !run.superseded);
-    const swept = current.filter((run) => ["delay", "clients"].every(
-      (dim) => Data.values(Conditions.closed(run), dim).length > 1));
-    if (swept.length) {
-      return {run: swept[0], why: "the newest run, not superseded, that measured several database delays " +
+    const swept = (run) => ["delay", "clients"].filter(
+      (dim) => Data.values(Conditions.closed(run), dim).length > 1);
+    const both = current.filter((run) => swept(run).length === 2);
+    if (both.length) {
+      return {run: both[0], why: "the newest run, not superseded, that measured several database delays " +
         "and several client counts"};
     }
-    if (current.length) return {run: current[0], why: "the newest run, not superseded (none swept both the delay and the clients)"};
+    const either = current.filter((run) => swept(run).length === 1);
+    if (either.length) {
+      const dim = swept(either[0])[0] === "delay" ? "database delays" : "client counts";
+      return {run: either[0], why: `the newest run, not superseded, that measured several ${dim} ` +
+        "(none swept both the delay and the clients)"};
+    }
+    if (current.length) return {run: current[0], why: "the newest run, not superseded (none swept the delay or the clients)"};
     return usable.length ? {run: usable[0], why: "the newest run with closed-loop figures"} : null;
   },
 
@@ -39,8 +47,9 @@ const Conditions = {
     const list = values.map((value) => Format.small(value)).join(", ");
     const low = values[0], high = values[values.length - 1];
     if (wanted < low || wanted > high) {
+      const range = low === high ? Format.small(low) : `${Format.small(low)}–${Format.small(high)}`;
       return `Your ${name}, ${Format.small(wanted)}${unit}, lies outside what was measured ` +
-        `(${Format.small(low)}–${Format.small(high)}${unit}): the figures below are at ` +
+        `(${range}${unit}): the figures below are at ` +
         `${Format.small(found)}${unit}, the nearest, and are not a prediction for yours.`;
     }
     if (wanted !== found) {
@@ -76,14 +85,18 @@ const Conditions = {
   },
 
   /** One option at the cell: its figures and costs, and whether it fits the
-      conditions; ranked by its capacity when found at their objective, else by req/s. */
+      conditions. Its capacity found at their objective: ranked by it, and it
+      meets the objective at that rate if the rate is above zero (the closed
+      loop's p99, at its peak, says nothing of it). Else by req/s, and it meets
+      the objective if the closed loop's p99 did. */
   option(cell, input) {
     const p99 = cell.latency.p99 ?? null;
     const used = cell.held ?? cell.budget;
-    const meets = p99 !== null && p99 <= input.objective;
+    const capacity = Conditions.atObjective(cell, input);
+    const meets = capacity ? cell.capacity.value > 0 : p99 !== null && p99 <= input.objective;
     const within = used === null || used === undefined || used <= input.budget;
-    const ranked = Data.figure(cell, Conditions.atObjective(cell, input) ? "capacity" : "rps");
-    return {name: Data.seriesName(cell), cell, p99, used, meets, within, fits: meets && within, ranked};
+    const ranked = Data.figure(cell, capacity ? "capacity" : "rps");
+    return {name: Data.seriesName(cell), cell, p99, used, meets, within, fits: meets && within, ranked, capacity};
   },
 
   /** A note when the run's capacities were found at another objective than the conditions'. */
@@ -146,7 +159,8 @@ const Conditions = {
         {text: Format.withInterval(cell.rps, cell.interval, Format.count), number: true},
         ...(capacity ? [{number: true, text: Tables.capacity(cell.capacity)}] : []),
         {number: true, class: option.meets ? "meets" : "misses",
-          text: `${Format.small(option.p99)}: ${option.meets ? "meets" : "misses"}`},
+          text: option.capacity ? `${Format.small(option.p99)} at its peak; ${option.meets ? "meets" : "misses"} at its capacity`
+            : `${Format.small(option.p99)}: ${option.meets ? "meets" : "misses"}`},
         {number: true, class: option.within ? "" : "misses",
           text: option.used == null ? Format.DASH : `${option.used}${option.within ? "" : ": over budget"}`},
         {text: Format.small(cell.pss_mib), number: true},

@@ -1,0 +1,544 @@
+"""Capacity at a latency objective (--slo 100ms, --slo p95:50ms): for every
+app, route, connection count and database delay, the most requests/s the
+open loop (bench/load/openloop: latency from each request's due time, so
+corrected for coordinated omission) can offer with the objective's
+percentile within it and no error.
+
+The search brackets and bisects from the closed-loop peak (wrk's req/s, the
+peak mode's): the peak first; up by UP while a rate holds, down by DOWN
+until one does; then the middle of the highest rate that held and the
+lowest that broke, until they are within TOLERANCE or MAX_STEPS were taken.
+Each step offers one rate for --slo-step seconds after the warm-up, in every
+one of --repeat rounds, the apps in rotation (bench/rotation.py); its
+verdict is that of the rounds' histograms merged (percentiles are never
+averaged). A step where the generator could not keep its schedule (its own
+lateness, send_lag_ms, beyond LATE of the objective) is offered once more;
+invalid again, it counts as broken, and the report says so. The capacity is
+the highest rate that held below the lowest that broke; its 95 % interval
+bootstraps over the rounds (bench/intervals.py), every step's verdict
+recomputed from the rounds drawn, from the 2.5th percentile of the
+capacities to the 97.5th of the lowest rates that broke above them: the
+interval holds the search's resolution as well as the noise between rounds.
+
+The report's first table then ranks the apps by capacity, closed-loop req/s
+beside it, each ratio to the baseline with its interval ("no measurable
+difference" inside it or the A/A floor), the bound that binds and the open
+loop's connection model."""
+
+import dataclasses
+import math
+
+from bench import intervals
+from bench.load.measure import measure_once
+from bench.modes import open_loop
+from bench.records import Capacity
+from bench.report.capacity import floor_for
+from bench.report.capacity import section as section  # the mode's section: a view of its records
+from bench.report.tables import baseline_app, condition
+from bench.rotation import Step, measure_in_rotation
+from bench.values import DEFAULT_OBJECTIVE
+
+CHARTS = []
+UP, DOWN = 1.5, 0.5  # the bracket's factors
+TOLERANCE = 0.1  # bisect until the highest held and lowest broken are within 10 %
+MAX_STEPS = 8  # per app, route and condition: 1 + bracket + bisection
+# A step is invalid when the generator's own p99 lateness (due time to
+# release) takes more than this share of the objective, and more than
+# LATE_FLOOR_MS: the step would break on the generator's account. On the busy
+# 2-core machine its p99 lateness is 1-10 ms, with stalls of 30-100 ms (and
+# more) when other work holds both cores.
+LATE = 0.5
+LATE_FLOOR_MS = 5.0
+RETRIES = 2  # the rounds' room for steps offered again, beyond max_steps
+EXPLAINS = 1.25  # a bound within this of the closed-loop peak is what saturated it
+
+
+def objective_of(options):
+    """The objective the run measures at: --slo's, else --tune's default."""
+    return options.slo or DEFAULT_OBJECTIVE
+
+
+def steps(options, apps):
+    """Its steps per database delay, for Progress: at most MAX_STEPS rates on
+    every route and connection count, each in every round."""
+    if not options.slo:
+        return {}
+    runs = options.runs
+    count = apps * len(options.routes) * len(runs.connections) * MAX_STEPS * runs.repeat
+    each = options.slo_step + runs.warmup + 1
+    return {"capacity": (count, each)}
+
+
+@dataclasses.dataclass
+class Search:
+    """One app's search on one route at one connection count."""
+
+    target: object
+    route: object
+    connections: int
+    peak_rps: float
+    objective: object
+    rounds: int
+    deployment: str  # the peak's: "best" for --tune's chosen configuration
+    max_steps: int = MAX_STEPS
+    rate: float | None = None  # the rate offered next; None: done
+    tried: dict = dataclasses.field(default_factory=dict)  # rate -> [Reduced per round]
+    order: list = dataclasses.field(default_factory=list)  # rates in the order offered
+    retried: dict = dataclasses.field(default_factory=dict)  # rate -> the first try's lateness
+
+    def __post_init__(self):
+        self.rate = max(1.0, float(round(self.peak_rps)))
+
+    def add(self, repeat, report):
+        """One round's run at the current rate; the step decided after the last."""
+        if self.rate not in self.tried:
+            self.tried[self.rate] = [None] * self.rounds
+            self.order.append(self.rate)
+        self.tried[self.rate][repeat] = reduced(report, self.objective)
+        runs = self.tried[self.rate]
+        if not all(runs):
+            return
+        late = [run.late_ms for run in runs if not run.valid]
+        if late and self.rate not in self.retried:  # the generator's stall: offered once more
+            self.retried[self.rate] = max(late)
+            self.tried[self.rate] = [None] * self.rounds
+            return
+        self.rate = self.next_rate()
+
+    def next_rate(self):
+        """The next rate to offer, or None when the search is done."""
+        held, broke = bracket(self.verdicts(range(self.rounds)))
+        if len(self.order) >= self.max_steps:
+            return None
+        if broke is None:
+            higher = float(round(held * UP))
+            return higher if higher <= open_loop.openloop.MAX_RATE else None
+        if held is None:
+            lower = float(math.floor(broke * DOWN))
+            return lower if lower >= 1 else None
+        if broke <= held * (1 + TOLERANCE) or broke - held <= 1:
+            return None
+        return float(round((held + broke) / 2))
+
+    def verdicts(self, drawn):
+        """{rate: held} over the rounds drawn (indices, repeats allowed)."""
+        return {
+            rate: holds([runs[i] for i in drawn], self.objective)
+            for rate, runs in self.tried.items()
+            if all(runs)
+        }
+
+    def capacity(self, drawn):
+        """The capacity the rounds drawn say: the highest rate that held below
+        the lowest that broke (0: none held)."""
+        return capacity_of(self.verdicts(drawn))
+
+    def bracket(self, drawn):
+        """(the capacity, the lowest rate that broke above it): where the true
+        capacity lies, to the search's resolution. Where no rate above it
+        broke in the rounds drawn (a stall broke one rate in one round only,
+        and that round was not drawn; or the search stopped before), the
+        rounds do not bound it: up to the bracket's next step, UP times it."""
+        held, broke = bracket(self.verdicts(drawn))
+        return held or 0.0, broke or (held or 0.0) * UP
+
+
+@dataclasses.dataclass(frozen=True)
+class Reduced:
+    """What a step's verdict needs of one run: requests answered, failed,
+    answered beyond the objective; and whether the generator kept its schedule."""
+
+    answered: int
+    failed: int
+    beyond: int
+    late_ms: float  # the generator's p99 lateness
+    valid: bool
+    histogram: str  # the encoded latency histogram, to merge
+    opened: int = 0  # connections the generator opened
+    round_trips: float | None = None  # to Postgres per request, through a delay proxy
+    service_ms: float | None = None  # mean latency from the actual send (not the due time)
+
+    def __bool__(self):
+        return True
+
+
+def reduced(report, objective):
+    """A run's Reduced against the objective."""
+    histogram = decoded(report["histogram"])
+    limit_us = objective.ms * 1000
+    beyond = sum(
+        item.count_at_value_iterated_to
+        for item in histogram.get_recorded_iterator()
+        if item.value_iterated_to > limit_us
+    )
+    answered = report["ok"] + report["non_2xx"]
+    late = (report.get("send_lag_ms") or {}).get("p99", 0.0)
+    allowed = max(LATE_FLOOR_MS, objective.ms * LATE)
+    return Reduced(
+        answered=answered,
+        failed=report["sent"] - report["ok"],
+        beyond=beyond,
+        late_ms=late,
+        valid=late <= allowed,
+        histogram=report["histogram"],
+        opened=report.get("connections_opened") or 0,
+        round_trips=report.get("round_trips_per_request"),
+        service_ms=(report.get("service_ms") or {}).get("mean"),
+    )
+
+
+def holds(runs, objective):
+    """Whether the runs together kept the objective: every run valid, no
+    failure, and at most (100 - percentile) % of the answers beyond it (the
+    merged histogram's percentile within the objective)."""
+    answered = sum(run.answered for run in runs)
+    if not answered or not all(run.valid for run in runs) or any(run.failed for run in runs):
+        return False
+    allowed = math.floor(answered * (100 - objective.percentile) / 100 + 1e-9)
+    return sum(run.beyond for run in runs) <= allowed
+
+
+def bracket(verdicts):
+    """(the highest rate that held below the lowest that broke, that lowest
+    rate): either None when none did."""
+    broke = min((rate for rate, held in verdicts.items() if not held), default=None)
+    held = [rate for rate, ok in verdicts.items() if ok and (broke is None or rate < broke)]
+    return max(held, default=None), broke
+
+
+def capacity_of(verdicts):
+    """The capacity the verdicts say: the highest rate that held below the
+    lowest that broke (0: none held)."""
+    return bracket(verdicts)[0] or 0.0
+
+
+def merged(runs):
+    """The runs' histograms added up (one HdrHistogram)."""
+    total = decoded(runs[0].histogram)
+    for run in runs[1:]:
+        total.add(decoded(run.histogram))
+    return total
+
+
+def decoded(encoded):
+    """An HdrHistogram from the generator's encoding. hdrh is an extra, which
+    bench/run.py installs for the runs that need it: imported here, not at start."""
+    from hdrh.histogram import HdrHistogram
+
+    return HdrHistogram.decode(encoded)
+
+
+def run(stage, found):
+    """The Capacities of every app (after the peaks, whose req/s they start from)."""
+    options = stage.options
+    if not options.slo:
+        return {}
+    runs = options.runs
+    peaks = found.get("measurements", [])
+    starts = []
+    for target in stage.measured:
+        for route in stage.routes:
+            for connections in runs.connections:
+                start = peak_of(peaks, target, route, connections)
+                if start and start.summary.requests_per_s:
+                    rps = start.summary.requests_per_s  # its deployment: "best" for --tune's
+                    starts.append((target, route, connections, rps, start.deployment))
+    kept = searched(stage, starts, options.slo, options.slo_step, runs.repeat)
+    ratios, floors = ratio_records(kept)
+    return {
+        "capacity": [record(s, options.slo_step) for s in kept],
+        "ratios": ratios,
+        "noise_floor": floors,
+    }
+
+
+def searched(stage, starts, objective, seconds, rounds, max_steps=MAX_STEPS, kind="capacity"):
+    """The Searches of starts ([(target, route, connections, the req/s to start
+    from, the deployment its records name)]), each step `seconds` long in each
+    of `rounds` rounds, the apps in rotation: those whose target was still
+    measured at the end."""
+    searches = {
+        (target.label, route.key, connections): Search(
+            target, route, connections, rps, objective, rounds, deployment, max_steps
+        )
+        for target, route, connections, rps, deployment in starts
+    }
+    step_runs = dataclasses.replace(stage.context.runs, duration=seconds, repeat=rounds)
+    step_stage = dataclasses.replace(
+        stage, context=dataclasses.replace(stage.context, runs=step_runs)
+    )
+
+    def measure(target, step, context):
+        search = searches[(target.label, step.route.key, step.connections)]
+        runs = dataclasses.replace(context.runs, connections=[step.connections])
+        offered = open_loop.generator(target, step.route, step.rate, runs)
+        report = measure_once(target, step.route, context.db, runs, context.log, offered)
+        search.add(step.repeat, report)
+        return report
+
+    connections = list(dict.fromkeys(start[2] for start in starts))
+    planned_rounds = planned(step_runs, stage.routes, connections, searches, max_steps, kind)
+    measure_in_rotation(step_stage, planned_rounds, measure, open_loop.describe)
+    return [s for s in searches.values() if s.target.measurable and s.tried]
+
+
+def peak_of(peaks, target, route, connections):
+    """The closed-loop Peak of target on route at connections, or None."""
+    for found in peaks:
+        if (
+            (found.app, found.configuration or found.deployment) == (target.app, target.deployment)
+            and found.db_delay_ms == target.db_delay * 1000
+            and (found.route, found.connections) == (route.key, connections)
+            and condition(found) == tuple(map(target.condition.get, ("fan_out", "upstream_delay")))
+        ):
+            return found
+    return None
+
+
+def planned(runs, routes, connections_swept, searches, max_steps, kind):
+    """The rounds: per route and connection count, max_steps steps, each in
+    every round; a target's step is its search's current rate (None when done)."""
+    rounds = []
+    for route in routes:
+        for connections in connections_swept:
+            for _ in range(max_steps + RETRIES):
+                for repeat in range(runs.repeat):
+
+                    def step(target, route=route, connections=connections, repeat=repeat):
+                        search = searches.get((target.label, route.key, connections))
+                        if search is None or search.rate is None:
+                            return None
+                        return Step(kind, route, connections, search.rate, repeat, runs.repeat)
+
+                    rounds.append(step)
+    return rounds
+
+
+def record(search, step_seconds):
+    """The search as its Capacity record."""
+    everything = list(range(search.rounds))
+    value = search.capacity(everything)
+    ci95 = intervals.bootstrap_range(search.rounds, search.bracket)
+    verdicts = search.verdicts(everything)
+    target = search.target
+    return Capacity(
+        app=target.app,
+        deployment=search.deployment,
+        route=search.route.key,
+        connections=search.connections,
+        capacity_rps=intervals.estimate(
+            value,
+            ci95,
+            objective=search.objective.as_dict(),
+            bracket=list(search.bracket(everything)),
+        ),
+        steps=[step_record(search, rate, verdicts[rate]) for rate in search.order],
+        peak_rps=search.peak_rps,
+        bound=bound(search, value),
+        connection_model=connection_model(search, value),
+        step_seconds=step_seconds,
+        db_delay_ms=target.db_delay * 1000,
+        configuration=target.deployment if search.deployment != target.deployment else None,
+        **target.condition,
+    )
+
+
+def step_record(search, rate, held):
+    runs = search.tried[rate]
+    total = merged(runs)
+    p = search.objective.percentile
+    invalid = [run.late_ms for run in runs if not run.valid]
+    return {
+        "rate": rate,
+        "held": held,
+        "answered": sum(run.answered for run in runs),
+        "failed": sum(run.failed for run in runs),
+        "percentile_ms": total.get_value_at_percentile(p) / 1000,
+        "mean_ms": total.get_mean_value() / 1000,
+        "rounds": len(runs),
+        "round_trips": mean_of([run.round_trips for run in runs if run.round_trips]),
+        "invalid": (
+            f"the generator was late: send lag p99 {max(invalid):,.1f} ms" if invalid else None
+        ),
+        "retried": (
+            f"offered again: the generator was late the first time (send lag p99 "
+            f"{search.retried[rate]:,.1f} ms)"
+            if rate in search.retried
+            else None
+        ),
+    }
+
+
+def mean_of(values):
+    values = [value for value in values if value is not None]
+    return sum(values) / len(values) if values else None
+
+
+def at_capacity(search, value):
+    """(rate, its runs) of the step the capacity is: its rate, else the lowest offered."""
+    rate = value if value in search.tried else min(search.tried)
+    return rate, search.tried[rate]
+
+
+def connection_model(search, value):
+    """How the open loop held its connections at the capacity's rate: how many
+    it could open, how many it did, and whether they were kept alive (gunicorn's
+    sync workers close every connection after its answer)."""
+    _, runs = at_capacity(search, value)
+    opened = sum(run.opened for run in runs)
+    requests = sum(run.answered for run in runs)
+    kept = opened * 2 <= requests
+    words = (
+        f"up to {search.connections} connections, kept alive ({opened:,} opened for "
+        f"{requests:,} requests)"
+        if kept
+        else f"one connection per request, up to {search.connections} at once (the server "
+        f"closed them: {opened:,} opened for {requests:,} requests)"
+    )
+    return {
+        "connections": search.connections,
+        "opened": opened,
+        "requests": requests,
+        "kept_alive": kept,
+        "words": words,
+    }
+
+
+def unloaded_ms(search):
+    """The mean time a request took from its send at the least loaded step
+    (the app's own time and its waits on Postgres), or None."""
+    found = [mean_of([run.service_ms for run in runs]) for runs in search.tried.values()]
+    return min((ms for ms in found if ms), default=None)
+
+
+def bounds(search, value):
+    """{name: (req/s, how)}: what each bound allows, from what was measured.
+    clients: the open loop's connections over the time a request takes
+    unloaded (Little's law: the most they could carry); delay: the requests
+    the app can have waiting on Postgres at once over the time each waits
+    there (round trips x delay); connections: the budget over the same; CPU:
+    the closed-loop peak, what the machine gave the app with every other
+    bound out of the way."""
+    found = {}
+    unloaded = unloaded_ms(search)
+    if unloaded:
+        found["clients"] = (
+            search.connections / (unloaded / 1000),
+            f"{search.connections} connections / {unloaded:,.1f} ms a request unloaded",
+        )
+    record, delay_ms = search.target.record, search.target.db_delay * 1000
+    trips = mean_of([run.round_trips for runs in search.tried.values() for run in runs])
+    if delay_ms and trips:
+        waits = trips * delay_ms / 1000
+        how = f"({trips:.1f} round trips x {delay_ms:g} ms)"
+        if record.in_flight and record.in_flight < (record.db_connections or 0):
+            found["delay"] = (record.in_flight / waits, f"{record.in_flight} in flight / {how}")
+        if record.db_connections:
+            found["connections"] = (
+                record.db_connections / waits,
+                f"a budget of {record.db_connections} connections / {how}",
+            )
+    found["CPU"] = (search.peak_rps, "the closed-loop peak")
+    return found
+
+
+def bound(search, value):
+    """The bound that binds. The closed-loop peak is where the tightest bound
+    saturated: a bound within EXPLAINS of it explains it. Else, where the
+    app's requests in flight are its limit, the delay binds if they spend at
+    least half their time waiting on Postgres at the peak (in flight / peak
+    is the time each takes; round trips x delay of it on Postgres), and the
+    CPU binds otherwise. With how it was computed and how much of it the
+    capacity reaches."""
+    found = bounds(search, value)
+    cpu = found["CPU"][0]
+    others = {key: rps for key, (rps, _) in found.items() if key != "CPU"}
+    name = min(others, key=others.get) if others else None
+    if name is None or others[name] > cpu * EXPLAINS:
+        name = "CPU"
+        record = search.target.record
+        if "delay" in found and cpu and record.in_flight:
+            waiting = cpu / found["delay"][0]  # the share of each slot's time on Postgres
+            if waiting >= 0.5:
+                name = "delay"
+                rps, how = found["delay"]
+                found["delay"] = (
+                    cpu,
+                    f"{how} = {rps:,.0f} req/s at most; at the closed-loop peak each request "
+                    f"spent {waiting:.0%} of its time waiting on Postgres",
+                )
+    rps, how = found[name]
+    share = value / rps if rps else 0.0
+    return {
+        "name": name,
+        "rps": rps,
+        "why": f"{how}: {rps:,.0f} req/s; capacity {share:.0%} of it",
+        "all": {key: rps for key, (rps, _) in found.items()},
+    }
+
+
+def arms_of(searches):
+    """The A/A pairs among searches: (arm 1, arm 2) of an app named twice, per
+    route, connection count and deployment."""
+    by_key = {}
+    for search in searches:
+        slot = search.target.slot
+        if slot is not None and slot.arm:
+            key = (slot.app, search.deployment, search.route.key, search.connections)
+            key += (search.target.db_delay, *search.target.condition.values())
+            by_key.setdefault(key, {})[slot.arm] = search
+    return [(pair[1], pair[2]) for pair in by_key.values() if set(pair) == {1, 2}]
+
+
+def compared(numerator, denominator):
+    """The paired estimate of one search's capacity over another's, over rounds."""
+    rounds = min(numerator.rounds, denominator.rounds)
+    return intervals.paired_range_ratio(rounds, numerator.bracket, denominator.bracket)
+
+
+def ratio_records(searches):
+    """(every app's capacity to the baseline's, the A/A floors): per deployment,
+    route and connection count, each with its 95 % interval over rounds."""
+    floors = []
+    for first, second in arms_of(searches):
+        floor = compared(second, first)
+        floors.append(
+            {**where(second), "app": second.target.app, "baseline": first.target.app, **floor}
+        )
+    groups = {}
+    for search in searches:
+        key = (search.deployment, search.target.db_delay, search.route.key, search.connections)
+        key += tuple(search.target.condition.values())
+        groups.setdefault(key, []).append(search)
+    ratios = []
+    for group in groups.values():
+        base = baseline_app([s.target.app for s in group])
+        [base_search] = [s for s in group if s.target.app == base]
+        floor = floor_for(floors, where(base_search))
+        for search in group:
+            if search is base_search:
+                continue
+            found = compared(search, base_search)
+            ratios.append(
+                {
+                    **where(search),
+                    "app": search.target.app,
+                    "baseline": base,
+                    "metric": "capacity",
+                    **found,
+                    "measurable": intervals.measurable(found, floor),
+                }
+            )
+    return ratios, floors
+
+
+def where(search):
+    """Where a search ran, as its ratio records name it (the ratings route's
+    sources too, when it has them)."""
+    return {
+        "deployment": search.deployment,
+        "route": search.route.key,
+        "db_delay_ms": search.target.db_delay * 1000,
+        "connections": search.connections,
+        **search.target.condition,
+    }

@@ -1,0 +1,131 @@
+"""The capacity mode's section of the report (bench/modes/capacity.py): per
+deployment, database delay, route and connection count, the apps ranked by
+capacity at the objective, each with its 95 % interval, its ratio to the
+baseline (words from bench/intervals.py), closed-loop req/s as a secondary
+column, the bound that binds, the open loop's connection model, the A/A
+floor and each search's steps. A view of the records: no mode imported."""
+
+from bench import intervals
+from bench.report.tables import baseline_app, condition_words, delay_words, number, table
+from bench.routes import ROUTES
+
+# Where a record was measured, but for the app: the cells a table has one row
+# of each app in (the ratings route's sources too, None for other routes).
+WHERE = ("deployment", "db_delay_ms", "route", "connections", "fan_out", "upstream_delay")
+
+
+def where(record):
+    """WHERE's values of a record, or of a dict (a ratio, a floor)."""
+    if isinstance(record, dict):
+        return tuple(record.get(key) for key in WHERE)
+    return tuple(getattr(record, key, None) for key in WHERE)
+
+
+def floor_for(floors, record):
+    """The A/A floor measured beside record (a dict or a record): in its
+    deployment (--proxy both measures two), else at the same place but for the
+    deployment; or None."""
+    exact = (f for f in floors if where(f) == where(record))
+    near = (f for f in floors if where(f)[1:] == where(record)[1:])
+    return next(exact, None) or next(near, None)
+
+
+HEADER = [
+    "app",
+    "capacity req/s (95% interval)",
+    "x {base}",
+    "closed-loop req/s",
+    "p{p:g} at capacity, ms",
+    "bound that binds",
+    "open loop's connections",
+]
+
+
+def capacity_cell(found):
+    estimate = found.capacity_rps
+    cell = f"{estimate['value']:,.0f}"
+    if estimate.get("ci95"):
+        low, high = estimate["ci95"]
+        cell += f" ({low:,.0f}-{high:,.0f})"
+    return cell
+
+
+def percentile_at(found):
+    value = found.capacity_rps["value"]
+    step = next((s for s in found.steps if s["rate"] == value), None)
+    return number(step["percentile_ms"], "{:,.1f}") if step else "-"
+
+
+def trail(found):
+    """The search's steps: rate, its merged percentile, held or not."""
+    parts = []
+    for step in found.steps:
+        verdict = "held" if step["held"] else "broke"
+        if step["invalid"]:
+            verdict = f"invalid ({step['invalid']})"
+        elif step["failed"]:
+            verdict += f", {step['failed']:,} failed"
+        if step.get("retried"):
+            verdict += " (offered twice: the generator was late the first time)"
+        parts.append(f"{step['rate']:,.0f}: {step['percentile_ms']:,.1f} ms {verdict}")
+    return "; ".join(parts)
+
+
+def section(results):
+    """Capacity at the objective, per deployment, database delay, route and
+    connection count: the apps ranked by it, with the A/A floor beside."""
+    found = results.capacity
+    if not found:
+        return []
+    objective = found[0].capacity_rps["objective"]
+    p = objective["percentile"]
+    floors = results.noise_floor or []
+    lines = [
+        f"## Capacity at p{p:g} <= {objective['ms']:g} ms",
+        "",
+        "The most requests/s the open loop offered with the p"
+        f"{p:g} latency (from each request's due time) within {objective['ms']:g} ms and no error: "
+        f"bracketed and bisected from the closed-loop peak, {found[0].step_seconds}s per step "
+        f"and round, {results.wrk['repeat']} round(s) in rotation, each step's verdict from the "
+        "rounds' merged histograms; 95 % interval: a bootstrap over the rounds. Ratios inside "
+        'their interval or the A/A floor read "no measurable difference".',
+        "",
+    ]
+    groups = dict.fromkeys(where(c) for c in found)
+    closed = {(m.app, *where(m)): m.summary.requests_per_s for m in results.measurements}
+    for group in groups:
+        deployment, delay, route, connections, *_ = group
+        here = [c for c in found if where(c) == group]
+        base = baseline_app([c.app for c in here])  # in the run's order: flask, or the first
+        here.sort(key=lambda c: -c.capacity_rps["value"])
+        floor = floor_for(floors, here[0])
+        ratios = {r["app"]: r for r in results.ratios if where(r) == group}
+        lines += [
+            f"### {ROUTES[route].label}, {deployment} deployment, {connections} connections"
+            f"{delay_words(delay, ', ')}{condition_words(here[0], ', ')}",
+            "",
+        ]
+        rows = []
+        for c in here:
+            rows.append(
+                [
+                    c.app,
+                    capacity_cell(c),
+                    "1" if c.app == base else intervals.words(ratios.get(c.app), floor),
+                    number(closed.get((c.app, *where(c)))),
+                    percentile_at(c),
+                    f"{c.bound['name']}: {c.bound['why']}" if c.bound else "-",
+                    c.connection_model["words"] if c.connection_model else "-",
+                ]
+            )
+        header = [h.format(base=base, p=p) for h in HEADER]
+        lines += [table(header, rows), ""]
+        if floor:
+            lines += [
+                f"A/A noise floor ({floor['app']} / {floor['baseline']}, the same app as two "
+                f"arms of this rotation): {intervals.words(floor)}.",
+                "",
+            ]
+        lines += [f"- {c.app}'s search (req/s offered: merged p{p:g}): {trail(c)}" for c in here]
+        lines.append("")
+    return lines

@@ -1,0 +1,25 @@
+#!/bin/sh
+# compose.tls.yaml's proxy: before nginx, a certificate on first start and the
+# write token's map, then the command (nginx in the foreground).
+#
+#   TLS_DIR           where tls.crt and tls.key are (/etc/nginx/tls: the
+#                     stack's .secrets/tls/); made here when missing, a
+#                     self-signed pair for TLS_NAME (localhost) and 127.0.0.1
+#   WRITE_TOKEN_FILE  the write token (/run/secrets/write_token: a Docker
+#                     secret); without it, writes need no token
+#                     (proxy/write-token.sh)
+#   WRITE_TOKEN_CONF  where its map goes (/tmp/nginx/write-token.conf)
+set -eu
+
+dir="${TLS_DIR:-/etc/nginx/tls}"
+name="${TLS_NAME:-localhost}"
+if [ ! -s "$dir/tls.crt" ] || [ ! -s "$dir/tls.key" ]; then
+    umask 077
+    mkdir -p "$dir"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 365 \
+        -subj "/CN=$name" -addext "subjectAltName=DNS:$name,IP:127.0.0.1" \
+        -keyout "$dir/tls.key" -out "$dir/tls.crt" 2>/dev/null
+    echo "tls-start.sh: made a self-signed certificate for $name in .secrets/tls/ (put yours there instead)" >&2
+fi
+exec sh "$(dirname "$0")/write-token.sh" "${WRITE_TOKEN_FILE:-/run/secrets/write_token}" \
+    "${WRITE_TOKEN_CONF:-/tmp/nginx/write-token.conf}" "$@"

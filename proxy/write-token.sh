@@ -1,0 +1,48 @@
+#!/bin/sh
+# Writes the nginx map that refuses a POST without the write token:
+#
+#   sh proxy/write-token.sh TOKEN_FILE OUTPUT [COMMAND...]
+#
+# TOKEN_FILE holds the token (one line; the generated secrets' write_token);
+# when it does not exist, OUTPUT lets every write through (the token is
+# optional, off in a benchmark). Then COMMAND, when given, replaces it (nginx
+# in the foreground: compose's proxy). Run by tools/proxy.py, by compose's
+# proxies (compose.yaml, tls-start.sh), and by the proxy image's entrypoint
+# (proxy/Dockerfile: WRITE_TOKEN_FILE, default /run/secrets/write_token) in
+# Kubernetes. The token is checked here, not by the apps: they stay the same
+# code in every deployment.
+set -eu
+
+token_file="${1:-${WRITE_TOKEN_FILE:-/run/secrets/write_token}}"
+output="${2:-${WRITE_TOKEN_CONF:-/tmp/nginx/write-token.conf}}"
+mkdir -p "$(dirname "$output")"
+umask 077
+if [ ! -e "$token_file" ]; then
+    printf 'map $http_authorization $door_token_ok {\n    default 1;\n}\n' >"$output"
+    echo "write-token.sh: no $token_file: writes need no token" >&2
+else
+    token="$(tr -d '\r\n' <"$token_file")"
+    # Only characters nginx takes in a quoted string unchanged, and enough of them.
+    case "$token" in
+        *[!A-Za-z0-9._~+/=-]* | '')
+            echo "write-token.sh: $token_file: the token must be 32 to 128 of A-Z a-z 0-9 . _ ~ + / = -" >&2
+            exit 2
+            ;;
+    esac
+    if [ "${#token}" -lt 32 ] || [ "${#token}" -gt 128 ]; then
+        echo "write-token.sh: $token_file: the token must be 32 to 128 of A-Z a-z 0-9 . _ ~ + / = -" >&2
+        exit 2
+    fi
+    cat >"$output" <<CONF
+map \$http_authorization \$door_token_ok {
+    default 0;
+    "Bearer $token" 1;
+}
+CONF
+    echo "write-token.sh: writes need the token of $token_file" >&2
+fi
+if [ "$#" -gt 2 ]; then
+    shift 2
+    umask 022
+    exec "$@"
+fi

@@ -1,0 +1,49 @@
+"""tools/stack.py: compose.yaml as a Swarm stack file, checked without an
+engine (tests/deploy/test_swarm.py deploys it)."""
+
+import json
+
+import pytest
+
+from tests.deploy.test_compose import compose_config
+from tools import stack
+from tools.serve import APPS
+
+
+@pytest.fixture(scope="module")
+def services():
+    completed = compose_config("--format", "json")
+    assert completed.returncode == 0, completed.stderr
+    return stack.stack(json.loads(completed.stdout))["services"]
+
+
+def test_every_service_but_the_bench(services):
+    assert set(services) == {"db", "pgbouncer", "proxy", "upstream", *APPS}
+
+
+def test_only_what_format_3_takes(services):
+    for name, service in services.items():
+        assert not {"build", "depends_on", "profiles", "networks"} & set(service), name
+        assert service["image"], name
+        assert service["deploy"]["endpoint_mode"] == "dnsrr", name
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_apps_are_replicated_behind_the_proxy(services, app):
+    service = services[app]
+    assert "ports" not in service
+    deploy = service["deploy"]
+    assert deploy["replicas"] >= 1 and deploy["update_config"]["order"] == "start-first"
+    assert deploy["update_config"]["failure_action"] == "rollback"
+    assert service["healthcheck"]["test"][0] == "CMD"
+    # docker/drain.sh first, then the server's 5 s: within the grace period.
+    assert service["command"] == ["sh", "docker/drain.sh", "sh", f"{app}_app/serve.sh"]
+    drain = int(service["environment"]["DRAIN_SECONDS"])
+    assert drain > 5  # proxy/compose.conf's resolver valid=5s
+    assert int(service["stop_grace_period"].removesuffix("s")) > drain + 5
+
+
+def test_published_ports_are_host_mode(services):
+    ports = services["proxy"]["ports"]
+    assert [p["target"] for p in ports] == [8001, 8002, 8003, 8004]
+    assert all(p["mode"] == "host" and isinstance(p["published"], int) for p in ports)

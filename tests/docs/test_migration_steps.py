@@ -1,0 +1,171 @@
+"""Every state of the code that docs/migration.md offers ships: the four steps
+(docs/migration/step1.patch ... step4.patch, applied in order to a copy of
+flask_app/) end at quart_app/ byte for byte, and each state before the last,
+and each alternative of docs/examples/ (flask_async.patch, quart_psycopg.patch,
+quart_httpx.patch), serves the contract (every case of tests/contract/test_contract.py:
+status, body, database state; and tests/contract/test_ratings.py's cases of the route
+that waits on other services) under its own serve.sh, on the real Postgres."""
+
+import difflib
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+import requests
+
+from db import embedded
+from tests.contract.test_contract import (  # noqa: F401 (collected here, against each state)
+    test_chunked_body_too_large,
+    test_errors,
+    test_get_film,
+    test_get_films,
+    test_head_is_get_without_body,
+    test_health,
+    test_post_review,
+    test_post_review_accepts,
+)
+from tests.contract.test_ratings import (  # noqa: F401 (the ratings' contract cases, the same way)
+    SOURCE_SETTINGS,
+    test_a_source_that_fails_is_null_and_named,
+    test_every_source_failed,
+    test_every_source_up,
+)
+from tests.corpus import REVIEW
+from tests.helpers import wait_until
+from tools import ROOT
+from tools.serve import TREE_COMMAND, AppNotStarted, running
+
+STEPS = ROOT / "docs" / "migration" / "steps.sh"
+# tree (a folder made by steps.sh expand), package: the states the guide offers
+STATES = {
+    "step1": "quart_app",
+    "step2": "quart_app",
+    "step3": "quart_app",
+    "flask-async": "flask_app",
+    "quart-psycopg": "quart_psycopg",
+    "quart-httpx": "quart_app",
+}
+# The tree's package comes first on sys.path (gunicorn and uvicorn put their
+# working directory there); the project's common/ is found through PYTHONPATH.
+
+
+def files(directory):
+    return {
+        path.relative_to(directory): path.read_bytes()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory):
+    """step0/quart_app (flask_app's copy) ... step4/quart_app, and the alternatives."""
+    directory = tmp_path_factory.mktemp("migration")
+    subprocess.run(["bash", str(STEPS), "expand", str(directory)], check=True)
+    return directory
+
+
+def test_the_steps_end_at_quart_app(trees):
+    assert files(trees / "step4" / "quart_app") == files(ROOT / "quart_app")
+
+
+def test_the_steps_start_from_flask_app(trees):
+    assert files(trees / "step0" / "quart_app") == files(ROOT / "flask_app")
+
+
+def changed_lines(old, new):
+    """Lines added plus removed from package old to package new, blank ones too."""
+    count = 0
+    for name in sorted({path.name for path in [*old.iterdir(), *new.iterdir()]} - {"__pycache__"}):
+        before = (old / name).read_text().splitlines() if (old / name).exists() else []
+        after = (new / name).read_text().splitlines() if (new / name).exists() else []
+        diff = difflib.unified_diff(before, after, lineterm="", n=0)
+        count += sum(1 for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+    return count
+
+
+def test_the_guide_states_the_diff_sizes(trees):
+    """psycopg 3 against asyncpg, in lines changed from flask_app/."""
+    guide = " ".join((ROOT / "docs" / "migration" / "alternatives.md").read_text().split())
+    psycopg = changed_lines(ROOT / "flask_app", trees / "quart-psycopg" / "quart_psycopg")
+    asyncpg = changed_lines(ROOT / "flask_app", ROOT / "quart_app")
+    assert f"`flask_app/` is {psycopg} changed lines" in guide
+    assert f"`quart_app/`'s is {asyncpg}" in guide
+
+
+@pytest.mark.parametrize("tree", STATES)
+def test_every_state_is_lint_clean(trees, tree):
+    """They are code a team ships: the project's own ruff rules hold."""
+    package = trees / tree / STATES[tree]
+    for command in (["check"], ["format", "--check"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, "--config", ROOT / "pyproject.toml", package],
+            capture_output=True,
+            text=True,
+        )
+        assert result.returncode == 0, f"{tree}: ruff {command[0]}\n{result.stdout}"
+
+
+@pytest.fixture(scope="module", params=STATES)
+def server(request, trees, database_url, tmp_path_factory):
+    """The app in that state, under its own serve.sh, two workers."""
+    port = embedded.free_port()
+    log = tmp_path_factory.mktemp("logs") / f"{request.param}-{port}.log"
+    settings = {
+        "tree": trees / request.param,
+        "package": STATES[request.param],
+        "pythonpath": ROOT,
+        "web_workers": 2,
+        **SOURCE_SETTINGS,
+    }
+    app = "flask" if STATES[request.param] == "flask_app" else "quart"  # for the log only
+    try:
+        with running(app, port, database_url, log, command=TREE_COMMAND, **settings) as server:
+            yield server
+    except AppNotStarted as error:
+        pytest.fail(str(error))
+
+
+@pytest.fixture(scope="module")
+def app(server):
+    """(name, url) of the state, as tests/contract/test_ratings.py's tests take it."""
+    return server.app, server.url
+
+
+SERVE = "bash docs/migration/steps.sh serve 2 --port 8000"
+
+
+@pytest.mark.slow
+def test_a_step_is_served_by_the_guides_command(database_url, tmp_path):
+    """The guide's one command for a step, run as written but for a free port:
+    it serves step 2 (its film and its review routes answer), and SIGTERM, as
+    Ctrl-C, stops the server and removes the step's temporary folder."""
+    assert SERVE in " ".join((ROOT / "docs" / "migration.md").read_text().split())
+    port = embedded.free_port()
+    argv = [*SERVE.split()[:-1], str(port)]
+    env = {**os.environ, "DATABASE_URL": database_url, "TMPDIR": str(tmp_path)}
+    shell = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        for line in shell.stdout:  # until it says it serves, or ends
+            if f"serves http://127.0.0.1:{port}" in line:
+                break
+        film = requests.get(f"http://127.0.0.1:{port}/films/995/", timeout=10)
+        assert film.status_code == 200 and film.json()["film_id"] == 995
+        review = requests.post(
+            f"http://127.0.0.1:{port}/reviews/",
+            json=REVIEW,
+            timeout=10,
+        )
+        assert review.status_code == 201, review.text
+    finally:
+        shell.terminate()
+        shell.wait(timeout=30)
+    assert wait_until(lambda: not listening(port), 10)
+    assert list(tmp_path.iterdir()) == []
+
+
+def listening(port):
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0

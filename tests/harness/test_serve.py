@@ -1,0 +1,41 @@
+"""tools/serve.py: its advice (a sync app served directly gets a warning), and
+a server it started stopped cleanly however soon it is stopped."""
+
+import time
+
+import pytest
+
+from db.embedded import free_port
+from infra import apps, production
+from tools.serve import APPS, direct_warning, running
+
+# Served by gunicorn's threaded workers: a connection holds a thread while its
+# request is read (their serve.sh).
+SYNC = ("flask", "falcon")
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_a_sync_app_served_directly_is_warned_about(app):
+    warning = direct_warning(app, proxied=False)
+    if app in SYNC:
+        assert "--proxy" in warning and app in warning
+    else:
+        assert warning is None
+    assert direct_warning(app, proxied=True) is None
+
+
+def test_the_warning_follows_serve_sh():
+    for app in APPS:
+        sync = "--worker-class gthread" in apps.get(app).serve.read_text()
+        assert sync == (app in SYNC) == production.read(app).holds_thread
+
+
+@pytest.mark.slow  # starts each app
+@pytest.mark.parametrize("app", APPS)
+def test_a_server_stopped_as_soon_as_it_answers_exits_on_its_sigterm(app, database_url, tmp_path):
+    """Sanic's manager never exits on a SIGTERM sent at once after its first
+    worker answers (tools/serve.py, SETTLE): the harness waits that moment out."""
+    with running(app, free_port(), database_url, tmp_path / "log", web_workers=2) as server:
+        stopping = time.monotonic()
+    assert time.monotonic() - stopping < 6  # not the 10 s of a SIGKILL
+    assert server.process.returncode == 0, server.log_tail()
