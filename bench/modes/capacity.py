@@ -11,8 +11,13 @@ lowest that broke, until they are within TOLERANCE or MAX_STEPS were taken.
 Each step offers one rate for --slo-step seconds after the warm-up, in every
 one of --repeat rounds, the apps in rotation (bench/rotation.py); its
 verdict is that of the rounds' histograms merged (percentiles are never
-averaged). A step where the generator could not keep its schedule (its own
-lateness, send_lag_ms, beyond LATE of the objective) is offered once more;
+averaged), and it holds only where the app kept pace: the answers that ended
+in the schedule's second half within PACE of the requests due in it. A queue
+that grows passes a percentile over a step short beside the objective (at
+1.3x what an app can answer, a 2 s step's latencies reach 0.6 s, within a
+1 s objective): it cannot pass the pace. A step where the generator could
+not keep its schedule (its own lateness, send_lag_ms, beyond LATE of the
+objective) is offered once more;
 invalid again, it counts as broken, and the report says so. The capacity is
 the highest rate that held below the lowest that broke; its 95 % interval
 bootstraps over the rounds (bench/intervals.py), every step's verdict
@@ -49,6 +54,7 @@ MAX_STEPS = 8  # per app, route and condition: 1 + bracket + bisection
 # more) when other work holds both cores.
 LATE = 0.5
 LATE_FLOOR_MS = 5.0
+PACE = 0.1  # the share of the second half's due requests a step may leave unanswered
 RETRIES = 2  # the rounds' room for steps offered again, beyond max_steps
 EXPLAINS = 1.25  # a bound within this of the closed-loop peak is what saturated it
 
@@ -157,6 +163,8 @@ class Reduced:
     opened: int = 0  # connections the generator opened
     round_trips: float | None = None  # to Postgres per request, through a delay proxy
     service_ms: float | None = None  # mean latency from the actual send (not the due time)
+    paced: int = 0  # answers that ended in the schedule's second half
+    due: int = 0  # requests due in it (0: not reported, the pace not judged)
 
     def __bool__(self):
         return True
@@ -184,18 +192,35 @@ def reduced(report, objective):
         opened=report.get("connections_opened") or 0,
         round_trips=report.get("round_trips_per_request"),
         service_ms=(report.get("service_ms") or {}).get("mean"),
+        paced=(report.get("pace") or {}).get("answered", 0),
+        due=(report.get("pace") or {}).get("due", 0),
     )
 
 
 def holds(runs, objective):
     """Whether the runs together kept the objective: every run valid, no
-    failure, and at most (100 - percentile) % of the answers beyond it (the
-    merged histogram's percentile within the objective)."""
+    failure, at most (100 - percentile) % of the answers beyond it (the
+    merged histogram's percentile within the objective), and pace kept."""
     answered = sum(run.answered for run in runs)
     if not answered or not all(run.valid for run in runs) or any(run.failed for run in runs):
         return False
     allowed = math.floor(answered * (100 - objective.percentile) / 100 + 1e-9)
-    return sum(run.beyond for run in runs) <= allowed
+    return sum(run.beyond for run in runs) <= allowed and kept_pace(runs)
+
+
+def kept_pace(runs):
+    """Whether the runs' answers kept up with their schedules' second halves,
+    within PACE and a request per run (where a request ends is a matter of
+    microseconds at the half's edges)."""
+    due = sum(run.due for run in runs)
+    return sum(run.paced for run in runs) >= due * (1 - PACE) - len(runs)
+
+
+def pace_of(runs):
+    """The runs' answers in their second halves over the requests due in them
+    (None where no run reported it)."""
+    due = sum(run.due for run in runs)
+    return sum(run.paced for run in runs) / due if due else None
 
 
 def bracket(verdicts):
@@ -357,6 +382,12 @@ def step_record(search, rate, held):
         "mean_ms": total.get_mean_value() / 1000,
         "rounds": len(runs),
         "round_trips": mean_of([run.round_trips for run in runs if run.round_trips]),
+        "pace": pace_of(runs),
+        "behind": (
+            None
+            if kept_pace(runs)
+            else f"fell behind: {pace_of(runs):.0%} of the second half's requests answered in it"
+        ),
         "invalid": (
             f"the generator was late: send lag p99 {max(invalid):,.1f} ms" if invalid else None
         ),

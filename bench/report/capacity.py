@@ -65,6 +65,8 @@ def trail(found):
             verdict = f"invalid ({step['invalid']})"
         elif step["failed"]:
             verdict += f", {step['failed']:,} failed"
+        elif step.get("behind"):
+            verdict += f", {step['behind']}"
         if step.get("retried"):
             verdict += " (offered twice: the generator was late the first time)"
         parts.append(f"{step['rate']:,.0f}: {step['percentile_ms']:,.1f} ms {verdict}")

@@ -21,8 +21,9 @@ from bench.values import Objective, slo
 P99_100 = Objective(99.0, 100.0)
 
 
-def report(latencies_ms, failed=0, late_ms=1.0, opened=1):
-    """An open-loop report as the generator prints it, for these latencies."""
+def report(latencies_ms, failed=0, late_ms=1.0, opened=1, pace=1.0):
+    """An open-loop report as the generator prints it, for these latencies,
+    its second half's answers `pace` of the requests due in it."""
     histogram = HdrHistogram(1, 3_600_000_000, 3)
     for ms in latencies_ms:
         histogram.record_value(max(1, round(ms * 1000)))
@@ -34,6 +35,7 @@ def report(latencies_ms, failed=0, late_ms=1.0, opened=1):
         "histogram": histogram.encode().decode("ascii"),
         "send_lag_ms": {"p99": late_ms},
         "connections_opened": opened,
+        "pace": {"answered": round(answered / 2 * pace), "due": answered // 2},
     }
 
 
@@ -48,7 +50,7 @@ def model_server(capacity_rps, noise=0.0, seed=1):
         if rate <= limit:
             return report([10.0] * 200)
         backlog = [10.0 + 5000 * (rate - limit) / limit * i / 200 for i in range(200)]
-        return report(backlog)
+        return report(backlog, pace=limit / rate)
 
     return answer
 
@@ -94,6 +96,22 @@ def test_a_step_where_the_generator_was_late_is_invalid_and_broken():
     late = capacity.reduced(report([10.0] * 100, late_ms=60.0), P99_100)
     assert not late.valid and not capacity.holds([late], P99_100)
     assert capacity.reduced(report([10.0] * 100, late_ms=40.0), P99_100).valid
+
+
+def test_a_step_whose_answers_fell_behind_its_schedule_breaks_within_its_objective():
+    """At 1.3x what the app answers, a short step's queue has not yet pushed
+    the p99 past the objective: the pace breaks it."""
+    behind = capacity.reduced(report([10.0] * 200, pace=0.77), P99_100)
+    assert not capacity.holds([behind], P99_100)
+    kept = [capacity.reduced(report([10.0] * 200, pace=0.92), P99_100)] * 3
+    assert capacity.holds(kept, P99_100)
+    # A few requests' edge effects: within a request per run of the schedule.
+    small = capacity.reduced(report([10.0] * 10, pace=0.8), P99_100)
+    assert capacity.holds([small], P99_100)
+    search = searched(lambda rate: report([10.0] * 200, pace=min(1.0, 400 / rate)), 1000)
+    assert 400 * 0.85 <= search.capacity(range(1)) <= 400 * (1 + capacity.PACE)
+    step = capacity.step_record(search, 1000.0, False)
+    assert "fell behind: 40%" in step["behind"] and step["pace"] == pytest.approx(0.4)
 
 
 def test_the_interval_holds_the_capacity_and_the_noise_between_rounds():

@@ -96,6 +96,16 @@ def test_a_known_delay_is_measured_and_the_schedule_held(known_server):
     assert 19.5 <= latency["p50"] <= 50  # 20 ms, plus a loaded machine's scheduling
     assert latency["p50"] <= latency["p90"] <= latency["p99"] <= latency["max"]
     assert result["send_lag_ms"]["p50"] < 10  # the generator kept its schedule
+    assert result["pace"]["due"] == 200
+    assert result["pace"]["answered"] >= 200 * 0.9  # and the server its pace
+
+
+def test_a_server_slower_than_the_schedule_falls_behind_its_pace(known_server):
+    """One connection, 20 ms an answer: at most 50/s of the 100/s offered."""
+    known_server.delay = 0.020
+    result = measure(known_server.url + "/", rate=100, duration=2, connections=1)
+    assert result["pace"]["due"] == 100
+    assert result["pace"]["answered"] <= 100 * 0.7
 
 
 def test_sub_millisecond_answers_are_resolved(known_server):

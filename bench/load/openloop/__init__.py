@@ -42,7 +42,9 @@ success_rate = ok / sent, where sent is every request the schedule released;
 the run ends when each has ended (at most the timeout after the schedule), so
 ok is exact: every 2xx a POST run counts is a write the server confirmed.
 latency_ms, the spectrum and per_second time the answered requests (any
-status); failed ones are counted, not timed.
+status); failed ones are counted, not timed. pace counts the answers that
+ended in the schedule's second half against the requests due in it: about
+equal where the server kept up, fewer where its queue grew.
 """
 
 import sys

@@ -105,7 +105,7 @@ class Load:
         self.idle.append(await self.connect())  # the first request's
         self.open_count = 1
         start = clock() + 0.01
-        self.recorder = Recorder(start)
+        self.recorder = Recorder(start, self.duration)
         self.recorder.opened = 1
         total = round(self.rate * self.duration)
         for index in range(total):

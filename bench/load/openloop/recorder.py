@@ -27,8 +27,12 @@ def clock():
 class Recorder:
     """Latencies from the intended send time, statuses and errors."""
 
-    def __init__(self, start):
+    def __init__(self, start, duration):
         self.start = start
+        # The schedule's second half: the answers that end in it, against the
+        # requests due in it, say whether the server kept pace (report's pace).
+        self.half = (start + duration / 2, start + duration)
+        self.answered_in_half = 0
         self.latency = HdrHistogram(1, HIGHEST_US, 3)
         self.service = HdrHistogram(1, HIGHEST_US, 3)  # from the actual send
         # When the generator released a request - when it was due: its own
@@ -47,6 +51,7 @@ class Recorder:
     def answered(self, status, intended, sent_at, now):
         self.statuses[status] += 1
         self.last_answer = max(self.last_answer, now)
+        self.answered_in_half += self.half[0] <= now < self.half[1]
         latency_us = max(1, round((now - intended) * 1e6))
         self.latency.record_value(latency_us)
         self.service.record_value(max(1, round((now - sent_at) * 1e6)))
@@ -111,6 +116,10 @@ def report(recorder, load, total, start):
         "statuses": {str(status): count for status, count in statuses.items()},
         "errors": {kind: recorder.errors[kind] for kind in ERROR_KINDS},
         "success_rate": ok / total if total else 0.0,
+        # Answers that ended in the schedule's second half, over the requests
+        # due in it: about 1 where the server kept pace, below where its queue
+        # grew (each second it falls behind lengthens every later wait).
+        "pace": {"answered": recorder.answered_in_half, "due": total - math.ceil(total / 2)},
         "latency_ms": percentiles_ms(recorder.latency),
         "service_ms": percentiles_ms(recorder.service),
         "send_lag_ms": percentiles_ms(recorder.lag),
