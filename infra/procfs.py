@@ -84,6 +84,16 @@ def machine_idle_seconds():
     return (idle + iowait + steal) / TICKS, cores
 
 
+def machine_interrupt_seconds():
+    """The time every core has spent handling interrupts (irq and softirq,
+    /proc/stat, sampled at each tick). Without the kernel's irq time
+    accounting, one handled while a process ran is charged to it as well;
+    one handled on an idle core is charged to no process: the busy time no
+    process's count shows (a network's packets, taken on the idle core)."""
+    fields = (PROC / "stat").read_text().split("\n", 1)[0].split()[1:]
+    return (int(fields[5]) + int(fields[6])) / TICKS
+
+
 def status_field(pid, name):
     """The value of a line of /proc/PID/status ("Threads", "VmRSS"), or None."""
     with contextlib.suppress(OSError, IndexError, ValueError):

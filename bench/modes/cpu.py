@@ -74,6 +74,14 @@ def others_share(used):
     return used["cpu_s"].get(cost.OTHERS, 0) / used["machine_busy_s"]
 
 
+def interrupts_share(failing):
+    """The machine's interrupt time over its busy CPU, across windows, in words."""
+    found = [
+        used["interrupts_s"] / used["machine_busy_s"] for used in failing if "interrupts_s" in used
+    ]
+    return f"{min(found):.0%}-{max(found):.0%}" if found else "not recorded"
+
+
 def generator_share(used):
     """The generator's share of all the CPU the parts spent (it included)."""
     seconds = used["cpu_s"]
@@ -107,7 +115,9 @@ def verdict(found, cores):
                 "the cores (preempted, its caches shared), which may raise it, and the run's "
                 "req/s and latency describe a shared machine, not this stack alone."
                 if max(others) > cost.TOLERANCE / 2
-                else "Nothing else explains it: CPU this accounting does not see."
+                else "Nothing else explains it: CPU this accounting does not see, such as "
+                "interrupts handled on an idle core, which no process is charged for (the "
+                f"machine's interrupts: {interrupts_share(failing)} of its busy CPU there)."
             )
         )
     cores_used = [

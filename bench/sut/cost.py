@@ -43,6 +43,7 @@ class Snapshot:
     stats: dict  # pid -> procfs.Stat
     busy: float  # a count whose difference between two snapshots is the busy time between
     at: float  # time.monotonic()
+    interrupts: float = 0.0  # the machine's interrupt time (procfs.machine_interrupt_seconds)
 
 
 def snapshot():
@@ -56,7 +57,7 @@ def snapshot():
     end = time.monotonic()
     last, _ = procfs.machine_idle_seconds()
     at = (start + end) / 2
-    return Snapshot(stats, at * cores - (first + last) / 2, at)
+    return Snapshot(stats, at * cores - (first + last) / 2, at, procfs.machine_interrupt_seconds())
 
 
 def owners(roots, stats):
@@ -135,19 +136,28 @@ def accounting(before, after, roots, requests, me=None):
     and others_busiest: the busiest other processes by name, when they took
     enough of the machine to break the check."""
     seconds = spent(before, after, roots, me)
-    used = figures(after.at - before.at, requests, seconds, after.busy - before.busy)
+    used = figures(
+        after.at - before.at,
+        requests,
+        seconds,
+        after.busy - before.busy,
+        after.interrupts - before.interrupts,
+    )
     if seconds[OTHERS] > TOLERANCE * used["machine_busy_s"]:
         used["others_busiest"] = busiest_others(before, after, roots, me)
     return used
 
 
-def figures(window_s, requests, seconds, busy):
+def figures(window_s, requests, seconds, busy, interrupts=None):
     """- window_s: the window's wall time; requests: those answered in it;
     - cpu_s: CPU seconds per part (those measured, and the generator), the
       harness and the others;
     - machine_busy_s: the machine's busy CPU seconds, every core (wall time x
       cores less /proc/stat's idle time: snapshot());
-    - share: (parts + harness) / machine_busy_s; adds_up: within TOLERANCE."""
+    - share: (parts + harness) / machine_busy_s; adds_up: within TOLERANCE;
+    - interrupts_s: the machine's interrupt time, part of it in no process's
+      count (procfs.machine_interrupt_seconds): where the share falls short
+      by about that much, that is why."""
     accounted = sum(value for part, value in seconds.items() if part != OTHERS)
     share = accounted / busy if busy > 0 else None
     return {
@@ -157,6 +167,7 @@ def figures(window_s, requests, seconds, busy):
         "machine_busy_s": round(busy, 4),
         "share": None if share is None else round(share, 4),
         "adds_up": share is not None and abs(share - 1) <= TOLERANCE,
+        **({} if interrupts is None else {"interrupts_s": round(interrupts, 4)}),
     }
 
 
@@ -190,6 +201,7 @@ def combined(accountings):
         sum(each["requests"] for each in found),
         added(each["cpu_s"] for each in found),
         sum(each["machine_busy_s"] for each in found),
+        sum(each.get("interrupts_s", 0.0) for each in found),
     )
     busiest = added(each.get("others_busiest", {}) for each in found)
     if busiest:

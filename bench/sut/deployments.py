@@ -60,7 +60,7 @@ DEPLOYMENTS = {
         "sanic": (PRODUCTION, one, None),
         "falcon": ("gunicorn-sync", one, None),
     },
-    # Each app's serve.sh with its own worker count (bench/sut/production.py).
+    # Each app's serve.sh with its own worker count (infra/production.py).
     "tuned": {app: (PRODUCTION, None, None) for app in apps.known()},
     **TUNING,
 }

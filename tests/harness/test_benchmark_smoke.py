@@ -66,7 +66,7 @@ def test_benchmark_measures_every_route_and_loses_nothing(app, database_url, tmp
             assert floor["cpu_us_per_transaction"]["generator"] > 0, floor
     assert path.with_suffix(".md").read_text().startswith("# Benchmark")
     assert path.with_suffix(".png").stat().st_size > 10_000
-    assert f'"command":{json.dumps(results["command"])}' in path.with_suffix(".html").read_text()
+    assert f'"command":{json.dumps(results["command"])}' in (path.parent / "index.html").read_text()
 
 
 def test_every_app_has_its_memory_at_rest_and_at_the_end_of_each_run(database_url, tmp_path):
@@ -145,8 +145,12 @@ def test_every_part_of_a_run_has_its_cpu_and_the_parts_add_up_to_the_machine(
         if seconds["others"] < 0.05 * busy:  # alone on the machine: the parts are all of it
             ours = sum(value for part, value in seconds.items() if part != "others")
             # within 15 %: the report's own check is 10 % (bench/sut/cost.py), but
-            # a generator's CPU is read when it has exited, start-up included
-            assert ours == pytest.approx(busy, rel=0.15), used
+            # a generator's CPU is read when it has exited, start-up included;
+            # below, by at most the interrupts handled on an idle core, which
+            # no process is charged for (seen: 17 % of it through nginx,
+            # PgBouncer and the delay proxy)
+            assert ours <= busy * 1.15, used
+            assert ours + used["interrupts_s"] >= busy * 0.85, used
     assert "## CPU per request, by part" in path.with_suffix(".md").read_text()
 
 

@@ -351,7 +351,7 @@ def test_what_a_run_may_install_is_pinned_once_beside_requirements_txt():
 
 
 def test_each_apps_production_server_is_read_from_its_serve_sh():
-    """bench/sut/production.py restates nothing: the workers are serve.sh's
+    """infra/production.py restates nothing: the workers are serve.sh's
     own default with nproc answering the budget, the rest its exec line."""
     from infra import production
 
