@@ -55,7 +55,7 @@ pytestmark = pytest.mark.slow  # the whole stack in Docker
 PROJECT = f"e2e{os.getpid()}"
 STOP_GRACE = 10  # seconds: docker compose stop's default, before SIGKILL
 WRITERS = 4  # threads posting reviews while an app is stopped
-LOAD_SECONDS = 6  # wrk's run at each replica count
+LOAD_SECONDS = 3  # wrk's run at each replica count
 
 
 class Stack:

@@ -131,7 +131,7 @@ def test_all_runs_against_a_stock_postgres_and_no_app_holds_more_than_its_budget
     path, results = benchmark(
         tmp_path,
         *("all", "--deployment", "both", "--routes", "film,review"),
-        *("-c", "30", "--duration", "2s", "--warmup", "0", "--no-pgbench"),
+        *("-c", "30", "--duration", "1s", "--warmup", "0", "--no-pgbench"),
         *("--database-url", stock_postgres),
         timeout=400,
     )

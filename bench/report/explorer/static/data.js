@@ -117,6 +117,7 @@ const Data = {
 
   /** A ratio's reading: "no measurable difference" when its 95% interval holds 1. */
   ratioWords(ratio) {
+    if (ratio.value === null || ratio.value === undefined) return "no ratio: the baseline held no rate";
     if (!ratio.ci95) return "no interval";
     return Data.contains(ratio.ci95, 1) ? "no measurable difference" : "a measurable difference";
   },

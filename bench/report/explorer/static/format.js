@@ -20,8 +20,9 @@ const Format = {
 
   /** A value with its interval: "1,234 (1,100–1,300)". */
   withInterval(value, interval, format) {
+    if (value === null || value === undefined) return "–";  // no figure: a ratio to a capacity of 0
     const text = format(value);
-    if (!interval || value === null || value === undefined) return text;
+    if (!interval) return text;
     return `${text} (${format(interval[0])}–${format(interval[1])})`;
   },
 
