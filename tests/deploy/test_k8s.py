@@ -49,6 +49,7 @@ def find(objects, kind, name):
     return found
 
 
+@pytest.mark.slow  # every object against two releases' schemas: seconds of CPU
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_object_validates_against_the_schemas(objects, version):
     for document in objects:

@@ -35,29 +35,16 @@ def size(path):
     return struct.unpack(">II", path.read_bytes()[16:24])
 
 
-# Dozens of panels each, or several charts: most of a second of CPU or more to
-# redraw, so in the slow tier (CI's); the fast tier redraws the rest.
-DRAWN_SLOWLY = {
-    "2026-11-23-fair-grid",
-    "2026-11-23-rate-auto-both",
-    "2026-11-27-capacity-grid",
-    "2026-11-27-flask-tune",
-    "2026-11-23-db-delay-grid",
-    "2026-11-23-all-both",
-    "2026-11-23-server-matrix",
-    "2026-11-23-concurrency",
-}
-
-
 def published_runs():
-    """The JSON of every published run, those DRAWN_SLOWLY marked slow."""
-    return [
-        pytest.param(path, marks=[pytest.mark.slow] if path.stem in DRAWN_SLOWLY else [])
-        for path in sorted({run_of(stem) for stem in PUBLISHED})
-    ]
+    """The JSON of every published run."""
+    return sorted({run_of(stem) for stem in PUBLISHED})
 
 
-@pytest.mark.parametrize("json_path", published_runs(), ids=str)
+# Every published run redrawn: seconds of CPU together (dozens of panels in
+# some), so in the slow tier (CI's); the fast tier draws the charts of the
+# tests above and below.
+@pytest.mark.slow
+@pytest.mark.parametrize("json_path", published_runs(), ids=lambda path: path.stem)
 def test_a_published_run_redraws_its_charts_at_the_readme_width(json_path, tmp_path):
     committed = {png.name for png in RESULTS.glob(json_path.stem + "*.png")}
     suffixes = {name.removeprefix(json_path.stem) for name in committed}

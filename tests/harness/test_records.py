@@ -22,6 +22,7 @@ def test_the_committed_results_are_there():
     assert len(SAVED) >= 9
 
 
+@pytest.mark.slow  # every committed result rendered: seconds of CPU together
 @pytest.mark.parametrize("path", SAVED, ids=[path.stem for path in SAVED])
 def test_a_committed_result_loads_round_trips_and_renders(path):
     results = records.load(path)
