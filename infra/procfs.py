@@ -78,10 +78,16 @@ def machine_idle_seconds():
     tick (a process woken for a millisecond at a time) is never sampled,
     while its idle time is measured exactly, as each process's own CPU time is."""
     lines = (PROC / "stat").read_text().splitlines()
-    fields = [int(value) for value in lines[0].split()[1:]]
+    fields = every_core(lines)
     idle, iowait, steal = fields[3], fields[4], fields[7]
     cores = sum(1 for line in lines if line.startswith("cpu") and line[3:4].isdigit())
     return (idle + iowait + steal) / TICKS, cores
+
+
+def every_core(lines):
+    """/proc/stat's first line, every core's ticks: user, nice, system, idle,
+    iowait, irq, softirq, steal, ..."""
+    return [int(value) for value in lines[0].split()[1:]]
 
 
 def machine_interrupt_seconds():
@@ -90,8 +96,8 @@ def machine_interrupt_seconds():
     accounting, one handled while a process ran is charged to it as well;
     one handled on an idle core is charged to no process: the busy time no
     process's count shows (a network's packets, taken on the idle core)."""
-    fields = (PROC / "stat").read_text().split("\n", 1)[0].split()[1:]
-    return (int(fields[5]) + int(fields[6])) / TICKS
+    fields = every_core((PROC / "stat").read_text().splitlines())
+    return (fields[5] + fields[6]) / TICKS
 
 
 def status_field(pid, name):
