@@ -8,6 +8,7 @@ import contextlib
 import fcntl
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,33 @@ from tools import ROOT
 VENV_BIN = Path(sys.prefix) / "bin"
 BUILD_STANDINS = ROOT / "docker" / "standins" / "build.sh"
 STANDINS = ["python:3.11-slim-bookworm", "postgres:18.6", "nginx:1.28.0", "debian:bookworm-slim"]
+
+
+def ignored(pattern):
+    """A .dockerignore line (names, *, ?, **) as a regular expression."""
+    parts = re.split(r"(\*\*/|\*\*|\*|\?)", pattern.strip("/"))
+    wildcards = {"**/": "(.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
+    return re.compile("".join(wildcards.get(part, re.escape(part)) for part in parts))
+
+
+def build_context_rules():
+    """.dockerignore as (regex, left out) pairs, in order: a line starting
+    with ! lets back in what an earlier one left out."""
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    patterns = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    return [(ignored(p.removeprefix("!")), not p.startswith("!")) for p in patterns]
+
+
+def left_out(path, rules):
+    """Docker's rule: the last line that matches the path or one of its parent
+    folders decides; a folder left out is entered only if a later line lets
+    back in something beneath it (say !docker/bench.sh)."""
+    decided = False
+    prefixes = [path.rsplit("/", depth)[0] for depth in range(path.count("/"), -1, -1)]
+    for regex, leave_out in rules:
+        if any(regex.fullmatch(prefix) for prefix in prefixes):
+            decided = leave_out
+    return decided
 
 
 def run(args, env, timeout=120, check=True):

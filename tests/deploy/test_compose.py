@@ -23,7 +23,7 @@ import yaml
 
 from db import embedded, roles
 from db.load import SQL_FILES
-from tests.docker_host import STANDINS
+from tests.docker_host import STANDINS, build_context_rules, left_out
 from tests.helpers import check_tuned_environment, query
 from tools import ROOT
 from tools.serve import APPS, stop, wait_healthy
@@ -309,29 +309,24 @@ def test_db_service(services):
 # -- Parity: each service's command and environment, run here ----------------
 
 
-def ignored(pattern):
-    """A .dockerignore line (names, *, ?, **) as a regular expression."""
-    parts = re.split(r"(\*\*/|\*\*|\*|\?)", pattern.strip("/"))
-    wildcards = {"**/": "(.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
-    return re.compile("".join(wildcards.get(part, re.escape(part)) for part in parts))
-
-
 @pytest.fixture(scope="module")
 def image_dir(tmp_path_factory):
     """What `COPY . .` puts in the image's WORKDIR: the project less .dockerignore,
     with the venv where the image's PATH expects it."""
-    lines = (ROOT / ".dockerignore").read_text().splitlines()
-    patterns = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
-    assert not any(pattern.startswith("!") for pattern in patterns), "no exceptions, please"
-    regexes = [ignored(pattern) for pattern in patterns]
+    rules = build_context_rules()
+    lets_in = [regex.pattern for regex, leave_out in rules if not leave_out]
 
     def leave_out(folder, names):
         relative = Path(folder).relative_to(ROOT)
-        return {
-            name
-            for name in names
-            if any(regex.fullmatch((relative / name).as_posix()) for regex in regexes)
-        }
+        out = set()
+        for name in names:
+            path = (relative / name).as_posix()
+            beneath = (ROOT / path).is_dir() and any(
+                pattern.startswith(f"{re.escape(path)}/") for pattern in lets_in
+            )
+            if left_out(path, rules) and not beneath:
+                out.add(name)
+        return out
 
     stage = dockerfile_stages()["app"]
     workdir = stage["workdir"]
