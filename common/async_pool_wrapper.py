@@ -5,6 +5,11 @@ app's Settings by from_settings(). Unlike asyncpg's own pool as it comes, it
 
 * waits at most POOL_TIMEOUT for a free connection, then raises TimeoutError
   (the apps answer 503), where asyncpg would wait forever;
+* past capacity, refuses at once (Overloaded: 503 with Retry-After) a request
+  that cannot have a connection within QUEUE_BUDGET, by the waiters ahead of
+  it and the time a connection is held, and one whose wait ran out
+  (common/admission.py): an event loop starts every request it reads, and
+  without a bound they would all queue here;
 * serves its waiters first come, first served, as the psycopg2 one does:
   asyncpg's pool hands a connection back through an asyncio.Queue, whose
   woken getter can find it taken by one that arrived just then, and go back
@@ -31,11 +36,12 @@ run on the server's loop (each app's hooks), never at import.
 import asyncio
 import functools
 import logging
+import time
 from contextlib import asynccontextmanager
 
 import asyncpg
 
-from common import contract, session
+from common import admission, contract, session
 
 logger = logging.getLogger(__name__)
 
@@ -49,12 +55,15 @@ class PoolWrapper:
         max_size=20,
         timeout=5.0,
         database_timeout=None,
+        queue_budget=0,
         init=None,
         statement_cache=True,
     ):
         self._dsn = dsn
         self._sizes = {"min_size": min_size, "max_size": max_size}
         self._timeout = timeout
+        self._budget = admission.Budget(queue_budget, max_size)
+        self._waiting = 0  # tasks waiting for a place now
         self._init = init
         self._options = {} if statement_cache else {"statement_cache_size": 0}
         if database_timeout is not None:
@@ -87,9 +96,10 @@ class PoolWrapper:
     @asynccontextmanager
     async def acquire(self):
         """A pooled connection for an async with block; TimeoutError after
-        POOL_TIMEOUT seconds without a free one."""
+        POOL_TIMEOUT seconds without a free one, Overloaded past the budget."""
         pool = self._pool
-        await asyncio.wait_for(self._slots.acquire(), self._timeout)  # TimeoutError
+        await self._take_place()
+        taken = time.monotonic()
         try:
             connection = await pool.acquire()  # a place held: a connection is free
             try:
@@ -100,7 +110,21 @@ class PoolWrapper:
                 except Exception:  # asyncpg has terminated it; the pool opens another
                     logger.warning("a connection failed on release and was closed", exc_info=True)
         finally:
+            self._budget.held(time.monotonic() - taken)
             self._slots.release()
+
+    async def _take_place(self):
+        """One of max_size places, in arrival order, unless the budget says no."""
+        left = self._budget.left(0.0)  # the loop read the request just now
+        if self._slots.locked() and self._budget.refuse(self._waiting, left):
+            raise admission.Overloaded()
+        self._waiting += 1
+        try:
+            await asyncio.wait_for(self._slots.acquire(), self._budget.wait(self._timeout, left))
+        except TimeoutError:
+            raise self._budget.timed_out(self._timeout, left) from None
+        finally:
+            self._waiting -= 1
 
 
 def session_init(settings):

@@ -35,6 +35,9 @@ BAD_IDEMPOTENCY_KEY = (
 )
 IDEMPOTENCY_KEY_REUSED = "Idempotency-Key was already used for another review"
 DATABASE_UNAVAILABLE = "database unavailable"
+# Past capacity: a request that could not start within QUEUE_BUDGET
+# (common/admission.py), answered with Retry-After.
+OVERLOADED = "server overloaded, retry later"
 # GET /films/<film_id>/ratings/ when every rating source failed (common/ratings.py).
 NO_RATING_SOURCE = "no rating source answered"
 NO_RATING_SOURCE_IN_TIME = "no rating source answered in time"
@@ -108,6 +111,8 @@ _DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 class ContractError(Exception):
+    headers = {}  # sent with the error (Overloaded's Retry-After)
+
     def __init__(self, status, message):
         super().__init__(message)
         self.status = status

@@ -15,6 +15,10 @@ ThreadedConnectionPool this pool
   failed in use, or that the server closed while it sat idle (a restart);
 * waits for a free connection when all are in use, up to ``timeout`` seconds,
   then raises TimeoutError (the apps answer 503), as asyncpg's pool does;
+* past capacity, refuses at once (Overloaded: 503 with Retry-After) a request
+  that cannot have a connection within ``queue_budget`` seconds of entering
+  the server's queue, by the waiters ahead of it and the time a connection is
+  held, and one whose wait ran out (common/admission.py);
   the waiters are served first come, first served: a connection given back
   goes to the one that has waited longest, never to one that arrives just
   then (a condition variable's wake-up would let any thread take it, and
@@ -34,6 +38,7 @@ ThreadedConnectionPool this pool
 import math
 import select
 import threading
+import time
 from collections import deque
 from contextlib import contextmanager
 from functools import partial
@@ -42,7 +47,7 @@ import psycopg2
 import psycopg2.extensions
 import psycopg2.extras
 
-from common import contract, deadline, session
+from common import admission, contract, deadline, session
 
 # The client's bound exceeds the server's statement_timeout by this much, so
 # that a live server cancels the statement itself and the connection survives.
@@ -51,7 +56,15 @@ CLIENT_MARGIN = 1.0
 
 class PoolWrapper:
     def __init__(
-        self, dsn, *, min_size=1, max_size=20, timeout=5.0, database_timeout=None, init=None
+        self,
+        dsn,
+        *,
+        min_size=1,
+        max_size=20,
+        timeout=5.0,
+        database_timeout=None,
+        queue_budget=0,
+        init=None,
     ):
         if not 0 <= min_size <= max_size or max_size < 1:
             raise ValueError("need 0 <= min_size <= max_size and max_size >= 1")
@@ -66,6 +79,7 @@ class PoolWrapper:
         self._min_size = min_size
         self._max_size = max_size
         self._timeout = timeout
+        self._budget = admission.Budget(queue_budget, max_size)
         self._idle = deque()
         self._size = 0  # connections open, idle or in use, or being opened
         self._waiters = deque()  # _Waiters, the longest waiting first
@@ -110,17 +124,25 @@ class PoolWrapper:
         """The threads waiting for a connection now."""
         return len(self._waiters)
 
+    def admit(self):
+        """Refuse (Overloaded) a request that spent its whole budget in the
+        server's queue before its app could start it (gunicorn's threads:
+        common/gthread.py stamps when it was queued)."""
+        if self._budget.spent(admission.waited()):
+            raise admission.Overloaded()
+
     @contextmanager
     def acquire(self):
         """A connection for the block, in autocommit; rolled back if the block
         raised inside a transaction, and discarded if it broke."""
         connection = self._take()
+        taken = time.monotonic()
         try:
             yield connection
         except BaseException:
-            self._discard_or_rollback(connection)
+            self._discard_or_rollback(connection, taken)
             raise
-        self._release(connection)
+        self._release(connection, taken)
 
     def _connect(self):
         connection = None
@@ -144,16 +166,20 @@ class PoolWrapper:
 
     def _take(self):
         """A connection: an idle one, or a new one where there is room, unless
-        others wait; else the one the longest waiter is handed next."""
+        others wait; else the one the longest waiter is handed next, unless
+        the budget says no (Overloaded)."""
+        left = self._budget.left(admission.waited())
         with self._lock:
             if self._closed:
                 raise RuntimeError("pool is closed")
             grant = None if self._waiters else self._grant()
             if grant is None:
+                if self._budget.refuse(len(self._waiters), left):
+                    raise admission.Overloaded()
                 waiter = _Waiter()
                 self._waiters.append(waiter)
         if grant is None:
-            grant = self._wait(waiter)
+            grant = self._wait(waiter, left)
         if grant is CLOSED:
             raise RuntimeError("pool is closed")
         if grant is not ROOM and not _closed_by_server(grant):
@@ -172,10 +198,11 @@ class PoolWrapper:
             return ROOM
         return None
 
-    def _wait(self, waiter):
-        """What waiter is handed within the timeout; TimeoutError if nothing."""
+    def _wait(self, waiter, left):
+        """What waiter is handed within the timeout or its budget; TimeoutError
+        or Overloaded if nothing."""
         try:
-            if waiter.ready.wait(self._timeout):
+            if waiter.ready.wait(self._budget.wait(self._timeout, left)):
                 return waiter.grant
         except BaseException:  # interrupted (gevent's kill): give back what came
             with self._lock:
@@ -187,7 +214,7 @@ class PoolWrapper:
         with self._lock:
             if waiter in self._waiters:
                 self._waiters.remove(waiter)
-                raise TimeoutError("no free database connection")
+                raise self._budget.timed_out(self._timeout, left)
         return waiter.grant  # handed over as the wait ran out
 
     def _give(self, grant):
@@ -200,8 +227,10 @@ class PoolWrapper:
         else:
             self._idle.append(grant)
 
-    def _release(self, connection):
+    def _release(self, connection, taken=None):
         with self._lock:
+            if taken is not None:
+                self._budget.held(time.monotonic() - taken)
             if self._closed:
                 connection.close()
                 self._size -= 1
@@ -210,13 +239,13 @@ class PoolWrapper:
             else:
                 self._give(connection)
 
-    def _discard_or_rollback(self, connection):
+    def _discard_or_rollback(self, connection, taken):
         try:
             if not connection.closed:
                 connection.rollback()
         except psycopg2.Error:
             connection.close()  # the server or the network is gone
-        self._release(connection)
+        self._release(connection, taken)
 
 
 ROOM = object()  # a waiter's grant: room to open a connection

@@ -23,6 +23,7 @@ def pool_arguments(settings):
         "max_size": settings.pool_max_size,
         "timeout": settings.pool_timeout,
         "database_timeout": settings.database_timeout,
+        "queue_budget": settings.queue_budget,
     }
 
 

@@ -30,6 +30,10 @@ class Settings:
     # Seconds the whole fan-out may take, every source together, then each
     # source that has not answered is null (docs/contract.md).
     upstream_timeout: float = 1.0
+    # Seconds a request may wait to start its work (the server's queue, then
+    # the pool's) before it is refused, 503 with Retry-After
+    # (common/admission.py); 0: never refused, only POOL_TIMEOUT bounds it.
+    queue_budget: float = 0.05
 
     @classmethod
     def from_env(cls, environ=os.environ):
@@ -50,6 +54,7 @@ class Settings:
             transaction_pooling=environ.get("TRANSACTION_POOLING", "0") == "1",
             upstream_fanout=base_urls(environ.get("UPSTREAM_FANOUT", "")),
             upstream_timeout=positive(environ.get("UPSTREAM_TIMEOUT", "1"), "UPSTREAM_TIMEOUT"),
+            queue_budget=seconds(environ.get("QUEUE_BUDGET", "0.05"), "QUEUE_BUDGET"),
         )
 
 
@@ -102,4 +107,15 @@ def positive(text, name):
         value = 0.0
     if not 0 < value < float("inf"):
         raise ValueError(f"{name} must be a number of seconds above 0: {text!r}")
+    return value
+
+
+def seconds(text, name):
+    """A number of seconds, 0 or more; ValueError naming the variable otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise ValueError(f"{name} must be a number of seconds, 0 or more: {text!r}")
     return value

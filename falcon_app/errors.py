@@ -66,6 +66,7 @@ def method_not_allowed(*allowed):
 
 def contract_error(req, resp, exception, params):
     error(resp, exception.status, exception.message)
+    resp.set_headers(exception.headers)
 
 
 def http_error(req, resp, exception):

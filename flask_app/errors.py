@@ -44,7 +44,9 @@ def refuse_before_routing():
 
 
 def contract_error(exception):
-    return error(exception.status, exception.message)
+    response = error(exception.status, exception.message)
+    response.headers.update(exception.headers)
+    return response
 
 
 def http_error(exception):

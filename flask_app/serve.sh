@@ -5,11 +5,14 @@
 # Workers: one per core, 16 threads each, each its own app and pool: what
 # --tune chose by capacity at p99 <= 100 ms (docs/results.md, "What ships").
 # --limit-request-fields: more than nginx passes on (docs/contract.md).
+# --config python:common.gthread: each request's time in the worker's queue,
+# which the app's admission reads (common/admission.py).
 set -eu
 exec gunicorn 'flask_app:create_app()' \
     --bind "${HOST:-127.0.0.1}:${PORT:-8000}" \
     --workers "${WEB_WORKERS:-$(nproc)}" \
     --worker-class gthread \
+    --config python:common.gthread \
     --threads "${WEB_THREADS:-16}" \
     --graceful-timeout 5 \
     --limit-request-fields 6000 \

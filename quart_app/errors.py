@@ -45,7 +45,9 @@ async def refuse_before_routing():
 
 
 async def contract_error(exception):
-    return error(exception.status, exception.message)
+    response = error(exception.status, exception.message)
+    response.headers.update(exception.headers)
+    return response
 
 
 async def http_error(exception):

@@ -79,7 +79,9 @@ def well_formed(request):
 
 
 def contract_error(request, exception):
-    return error(exception.status, exception.message)
+    response = error(exception.status, exception.message)
+    response.headers.update(exception.headers)
+    return response
 
 
 def http_error(request, exception):

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common import contract
 from db import embedded
 from infra import procfs
 from tests.system_tools import system_tool
@@ -315,7 +316,8 @@ def held_connections(port, count, request=b"", receive_buffer=None):
 
 def burst(port, count, path="/films/995/", timeout=60.0):
     """`count` clients connect at once and GET path: {outcome: clients}, the
-    outcome a status ("200") or what went wrong ("reset", "timeout", ...)."""
+    outcome a status ("200"; "503 overloaded": refused by admission,
+    common/admission.py) or what went wrong ("reset", "timeout", ...)."""
     raise_file_limit(count + 512)
 
     async def one():
@@ -332,7 +334,11 @@ def burst(port, count, path="/films/995/", timeout=60.0):
             return "timeout"
         except OSError as error:
             return type(error).__name__
-        return answer.split(b" ", 2)[1].decode() if answer.startswith(b"HTTP/") else "closed"
+        if not answer.startswith(b"HTTP/"):
+            return "closed"
+        status = answer.split(b" ", 2)[1].decode()
+        overloaded = status == "503" and contract.OVERLOADED.encode() in answer
+        return f"{status} overloaded" if overloaded else status
 
     async def all_at_once():
         return await asyncio.gather(*(one() for _ in range(count)))

@@ -16,7 +16,13 @@ WAITERS = 5
 
 def settings(database_url):
     return Settings.from_env(
-        {"DATABASE_URL": database_url, "POOL_MAX_SIZE": "1", "POOL_TIMEOUT": "20"}
+        # No admission budget: the waiters wait their turn, however long.
+        {
+            "DATABASE_URL": database_url,
+            "POOL_MAX_SIZE": "1",
+            "POOL_TIMEOUT": "20",
+            "QUEUE_BUDGET": "0",
+        }
     )
 
 

@@ -282,13 +282,16 @@ def app_behind_proxy(request, database_url, tmp_path):
 
 def test_a_burst_of_connections_is_answered_through_the_proxy(app_behind_proxy, record_property):
     """1,000 clients connect at once: nginx queues what the app cannot take
-    yet, and every one is answered (nginx's 1,024 connections reset half)."""
+    yet, and every one is answered (nginx's 1,024 connections reset half):
+    served, or refused at once by the app's admission where it would have
+    waited past its budget (503 with Retry-After, docs/contract.md)."""
     _, _, listen = app_behind_proxy
     started = time.monotonic()
     outcomes = burst(listen, BURST)
     record_property("outcomes", outcomes)
     record_property("seconds", round(time.monotonic() - started, 1))
-    assert outcomes == {"200": BURST}
+    assert set(outcomes) <= {"200", "503 overloaded"} and outcomes.get("200", 0) > 0
+    assert sum(outcomes.values()) == BURST
 
 
 def answered_while_held(port, connections):

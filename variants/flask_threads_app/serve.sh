@@ -8,6 +8,7 @@ exec gunicorn 'flask_threads_app:create_app()' \
     --bind "${HOST:-127.0.0.1}:${PORT:-8000}" \
     --workers "${WEB_WORKERS:-$(nproc)}" \
     --worker-class gthread \
+    --config python:common.gthread \
     --threads "${WEB_THREADS:-16}" \
     --graceful-timeout 5 \
     --limit-request-fields 6000 \

@@ -1,0 +1,94 @@
+"""Admission: past capacity, refuse at once rather than let every request wait.
+
+A server that accepts every request lets a queue grow past capacity, and every
+request in it misses the latency objective together: at twice its capacity
+each app answered 1-2 % of its requests within 100 ms and refused none
+(docs/reliability.md, "Past capacity"). Each app instead gives a request
+QUEUE_BUDGET seconds to start its work, counted from when it reached the
+server's queue:
+
+* in the sync apps, the time it waited in gunicorn's worker for a thread
+  (common/gthread.py stamps it; the app cannot see that queue otherwise):
+  a request that spent its budget there is refused before any work;
+* in every app, the wait for a pool connection (both PoolWrappers): a request
+  the pool cannot serve within what is left of its budget, by the queue ahead
+  of it and the time a connection is held, is refused at once, and one whose
+  wait ran out is refused then.
+
+A refusal is the contract's 503 with Retry-After (Overloaded), costs no
+database round trip, and writes nothing. QUEUE_BUDGET=0 turns admission off:
+then only POOL_TIMEOUT bounds the pool's queue.
+"""
+
+import threading
+import time
+
+from common.contract import OVERLOADED, ContractError
+
+RETRY_AFTER = "1"  # seconds: a client that backs off this long finds the queue drained
+HOLD_WEIGHT = 0.1  # the weight of the newest hold time in the pools' running mean
+
+
+class Overloaded(ContractError):
+    """The contract's 503 for a request refused by admission."""
+
+    headers = {"Retry-After": RETRY_AFTER}
+
+    def __init__(self):
+        super().__init__(503, OVERLOADED)
+
+
+_server = threading.local()  # the request this thread serves: when it was queued
+
+
+def queued_at(when):
+    """Record when this thread's request entered the server's queue (monotonic
+    seconds; None: unknown). common/gthread.py calls it."""
+    _server.queued_at = when
+
+
+def waited():
+    """Seconds this thread's request has waited since it was queued, 0 if unknown."""
+    when = getattr(_server, "queued_at", None)
+    return 0.0 if when is None else time.monotonic() - when
+
+
+class Budget:
+    """One pool's admission: QUEUE_BUDGET and the running mean of how long a
+    connection is held, which turns the queue ahead into an expected wait."""
+
+    def __init__(self, seconds, max_size):
+        self.seconds = seconds
+        self._max_size = max_size
+        self.hold = 0.0  # seconds a connection is held, on average; 0: not known yet
+
+    def held(self, seconds):
+        """A connection was held this long (called as it is given back)."""
+        self.hold += HOLD_WEIGHT * (seconds - self.hold)
+
+    def spent(self, already):
+        """Whether a request that waited `already` seconds has spent its budget."""
+        return bool(self.seconds) and already >= self.seconds
+
+    def left(self, already):
+        """What is left of the budget after `already` seconds; None: no budget."""
+        return None if not self.seconds else self.seconds - already
+
+    def refuse(self, ahead, left):
+        """Whether a request with `ahead` waiters before it and `left` seconds of
+        budget is refused at once: its expected wait is past what is left."""
+        if left is None:
+            return False
+        return left <= 0 or (ahead + 1) * self.hold / self._max_size > left
+
+    def wait(self, timeout, left):
+        """How long a waiter may wait: POOL_TIMEOUT or what is left of its budget."""
+        return timeout if left is None else min(timeout, left)
+
+    def timed_out(self, timeout, left):
+        """What a waiter whose wait ran out raises: Overloaded if its budget ran
+        out first, else TimeoutError (no free connection in POOL_TIMEOUT: the
+        database cannot serve, 503 database unavailable)."""
+        if left is not None and left < timeout:
+            return Overloaded()
+        return TimeoutError("no free database connection")

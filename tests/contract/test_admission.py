@@ -1,0 +1,246 @@
+"""Admission (common/admission.py): past its budget a request is refused at
+once, 503 with Retry-After and the contract's JSON, and nothing is written;
+within it nothing is refused.
+
+Both PoolWrappers on the real Postgres (the budget of a waiter running out,
+the queue ahead longer than the budget, the server's queue before the app),
+then every app under its real server over HTTP, its one connection held by a
+statement a lock keeps waiting.
+"""
+
+import asyncio
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import psycopg2
+import pytest
+import requests
+
+from common import admission, async_pool_wrapper, contract, pool_wrapper
+from infra import apps
+from tests.helpers import query, serve
+from tools.serve import APPS
+
+MARGIN = 1.0  # seconds: a loaded CI machine's slack on every bound below
+OVERLOADED = {"error": contract.OVERLOADED}
+
+
+# -- The pools, on the real Postgres -----------------------------------------
+
+
+def sync_pool(database_url, budget):
+    return pool_wrapper.PoolWrapper(
+        database_url, min_size=0, max_size=1, timeout=10, queue_budget=budget
+    ).open()
+
+
+def refused_after(acquire):
+    """Seconds acquire() took to raise Overloaded (fails if it did not)."""
+    started = time.monotonic()
+    with pytest.raises(admission.Overloaded) as refused:
+        acquire()
+    assert refused.value.status == 503 and refused.value.headers == {"Retry-After": "1"}
+    return time.monotonic() - started
+
+
+def take(pool):
+    with pool.acquire():
+        pass
+
+
+def test_a_waiter_whose_budget_runs_out_is_refused_then(database_url):
+    pool = sync_pool(database_url, budget=0.3)
+    try:
+        with pool.acquire():
+            took = refused_after(lambda: take(pool))
+        take(pool)  # given back: served at once
+    finally:
+        pool.close()
+    assert 0.25 <= took < 0.3 + MARGIN
+
+
+def test_a_queue_longer_than_the_budget_is_refused_at_once(database_url):
+    """Once a connection is known to be held 0.5 s, a request behind a held one
+    would wait past a 0.03 s budget: refused before it waits at all."""
+    pool = sync_pool(database_url, budget=0.03)
+    try:
+        with pool.acquire():
+            time.sleep(0.5)
+        with pool.acquire():
+            took = refused_after(lambda: take(pool))
+    finally:
+        pool.close()
+    assert took < 0.025
+
+
+def test_no_budget_waits_for_the_pool_timeout_as_before(database_url):
+    pool = pool_wrapper.PoolWrapper(database_url, min_size=0, max_size=1, timeout=0.3).open()
+    try:
+        with pool.acquire(), pytest.raises(TimeoutError):
+            take(pool)
+    finally:
+        pool.close()
+
+
+def test_a_request_that_spent_its_budget_in_the_servers_queue_is_refused(database_url):
+    """gunicorn's queue (common/gthread.py stamps it): admit() refuses a request
+    queued longer ago than the budget, and lets one queued just now in."""
+    pool = sync_pool(database_url, budget=0.2)
+    try:
+        admission.queued_at(time.monotonic() - 0.3)
+        with pytest.raises(admission.Overloaded):
+            pool.admit()
+        admission.queued_at(time.monotonic())
+        pool.admit()
+        take(pool)
+    finally:
+        admission.queued_at(None)
+        pool.close()
+
+
+async def async_refusal(database_url, budget, hold):
+    """Seconds the async pool took to refuse a request behind a held connection,
+    once a connection was held `hold` seconds."""
+    pool = async_pool_wrapper.PoolWrapper(
+        database_url, min_size=0, max_size=1, timeout=10, queue_budget=budget
+    )
+    await pool.open()
+    try:
+        async with pool.acquire():
+            await asyncio.sleep(hold)
+        async with pool.acquire():
+            started = time.monotonic()
+            with pytest.raises(admission.Overloaded) as refused:
+                async with pool.acquire():
+                    pass
+            took = time.monotonic() - started
+        async with pool.acquire():  # given back: served at once
+            pass
+    finally:
+        await pool.close()
+    assert refused.value.headers == {"Retry-After": "1"}
+    return took
+
+
+def test_the_async_pool_refuses_a_waiter_whose_budget_runs_out(database_url):
+    took = asyncio.run(async_refusal(database_url, budget=0.3, hold=0))
+    assert 0.25 <= took < 0.3 + MARGIN
+
+
+def test_the_async_pool_refuses_a_queue_longer_than_the_budget_at_once(database_url):
+    assert asyncio.run(async_refusal(database_url, budget=0.03, hold=0.5)) < 0.025
+
+
+# -- Each app, over HTTP, under its real server --------------------------------
+
+BUDGET = 0.3
+
+
+@pytest.fixture(scope="module", params=APPS)
+def admitting(request, database_url, tmp_path_factory):
+    """An app with one worker and one connection, and a budget of BUDGET s."""
+    yield from serve(
+        request.param,
+        database_url,
+        tmp_path_factory.mktemp("logs"),
+        web_workers=1,
+        pool_max_size=1,
+        queue_budget=BUDGET,
+        web_threads=4,
+    )
+
+
+def timed(method, url, **kwargs):
+    started = time.monotonic()
+    response = requests.request(method, url, timeout=10, **kwargs)
+    return response, time.monotonic() - started
+
+
+def test_past_the_budget_requests_are_refused_fast_and_write_nothing(admitting, db, database_url):
+    """The app's one connection waits on a locked table; a read and a write
+    behind it are refused within the budget; the held read is answered once
+    the lock goes."""
+    url = admitting.url
+    assert timed("GET", f"{url}/films/995/")[0].status_code == 200  # connected
+    locker = psycopg2.connect(database_url)
+    try:
+        with locker.cursor() as cursor:
+            cursor.execute("BEGIN; LOCK TABLE film IN ACCESS EXCLUSIVE MODE")
+        with ThreadPoolExecutor(1) as background:
+            held = background.submit(timed, "GET", f"{url}/films/995/")
+            wait_for_lock_waiter(db)
+            read, read_took = timed("GET", f"{url}/films/994/")
+            write, write_took = timed("POST", f"{url}/reviews/", json={"film_id": 994, "rating": 4})
+            locker.rollback()
+            held_response, _ = held.result(timeout=10)
+    finally:
+        locker.close()
+    for response, took in [(read, read_took), (write, write_took)]:
+        assert (response.status_code, response.json()) == (503, OVERLOADED)
+        assert response.headers["Retry-After"] == "1"
+        assert response.headers["Content-Type"].startswith("application/json")
+        assert took < BUDGET + MARGIN
+    assert held_response.status_code == 200
+    assert query(db, "SELECT count(*) FROM review") == [(0,)]
+
+
+def test_within_the_budget_nothing_is_refused(admitting, db):
+    url = admitting.url
+    statuses = [timed("GET", f"{url}/films/995/")[0].status_code for _ in range(20)]
+    posted = timed("POST", f"{url}/reviews/", json={"film_id": 995, "rating": 5})[0]
+    assert statuses == [200] * 20 and posted.status_code == 201
+    assert query(db, "SELECT count(*) FROM review") == [(1,)]
+
+
+def wait_for_lock_waiter(db, timeout=5.0):
+    """Until a session of the app's waits on the lock (its one connection held)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        waiting = query(db, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+        if waiting != [(0,)]:
+            return
+        time.sleep(0.01)
+    raise AssertionError("no statement of the app's waited on the lock")
+
+
+@pytest.fixture(scope="module", params=[app for app in APPS if apps.get(app).interface == "wsgi"])
+def one_thread(request, database_url, tmp_path_factory):
+    """A sync app on one gunicorn thread: a second request waits in the worker's queue."""
+    yield from serve(
+        request.param,
+        database_url,
+        tmp_path_factory.mktemp("logs"),
+        web_workers=1,
+        queue_budget=BUDGET,
+        web_threads=1,
+    )
+
+
+def test_a_request_that_waited_its_budget_in_gunicorns_queue_is_refused(
+    one_thread, db, database_url
+):
+    """The one thread waits on a locked table for a second; a write queued
+    behind it meanwhile reaches the app past its budget: refused before any
+    work (common/gthread.py), nothing stored."""
+    url = one_thread.url
+    assert timed("GET", f"{url}/films/995/")[0].status_code == 200
+    locker = psycopg2.connect(database_url)
+    try:
+        with locker.cursor() as cursor:
+            cursor.execute("BEGIN; LOCK TABLE film IN ACCESS EXCLUSIVE MODE")
+        with ThreadPoolExecutor(2) as background:
+            held = background.submit(timed, "GET", f"{url}/films/995/")
+            wait_for_lock_waiter(db)
+            queued = background.submit(
+                timed, "POST", f"{url}/reviews/", json={"film_id": 994, "rating": 4}
+            )
+            time.sleep(1.0)
+            locker.rollback()
+            held_response, _ = held.result(timeout=10)
+            write, _ = queued.result(timeout=10)
+    finally:
+        locker.close()
+    assert held_response.status_code == 200
+    assert (write.status_code, write.json()) == (503, OVERLOADED)
+    assert write.headers["Retry-After"] == "1"
+    assert query(db, "SELECT count(*) FROM review") == [(0,)]
