@@ -6,6 +6,9 @@
 # --tune chose by capacity at p99 <= 100 ms (docs/results.md, "What ships").
 # --limit-request-fields: more than nginx passes on (docs/contract.md).
 set -eu
+# The app's settings first (common/settings.py): one it cannot use is one line
+# on stderr and exit 2, before a server prints a traceback per worker.
+python3 -m common.settings
 exec gunicorn 'flask_app:create_app()' \
     --bind "${HOST:-127.0.0.1}:${PORT:-8000}" \
     --workers "${WEB_WORKERS:-$(nproc)}" \
