@@ -120,6 +120,8 @@ def with_password(url, password_file):
         lines = open(password_file).read().splitlines()
     except OSError as error:
         raise ValueError(f"{name}: cannot be read: {error.strerror}") from None
+    except UnicodeDecodeError:  # a ValueError, whose message names no variable
+        raise ValueError(f"{name}: is not text") from None
     if not lines or not lines[0]:
         raise ValueError(f"{name}: is empty, where its first line is the password")
     parts = urlsplit(url)

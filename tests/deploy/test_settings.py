@@ -33,6 +33,10 @@ BAD = {
         {"DATABASE_URL": URL, "DATABASE_PASSWORD_FILE": "{folder}/empty"},
         "DATABASE_PASSWORD_FILE='{folder}/empty': is empty, where its first line is the password",
     ),
+    "password-file-not-text": (
+        {"DATABASE_URL": URL, "DATABASE_PASSWORD_FILE": "{folder}/binary"},
+        "DATABASE_PASSWORD_FILE='{folder}/binary': is not text",
+    ),
     "password-twice": (
         {
             "DATABASE_URL": "postgresql://films_app:inline@db/dvdrental",
@@ -103,9 +107,11 @@ BAD = {
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    """Where the password files are: none, an empty one, one with a password."""
+    """Where the password files are: none, an empty one, one not text, one
+    with a password."""
     folder = tmp_path_factory.mktemp("settings")
     (folder / "empty").write_text("")
+    (folder / "binary").write_bytes(b"\xff\xfe\x00")
     (folder / "password").write_text("from-the-file\n")
     return folder
 
