@@ -7,7 +7,16 @@ import asyncio
 
 import aiohttp
 
-from common.ratings import FAILED, KEEPALIVE, MAX_CONNECTIONS, TIMED_OUT, rating_of, rating_url
+from common.ratings import (
+    FAILED,
+    HEADERS,
+    KEEPALIVE,
+    MAX_BODY,
+    MAX_CONNECTIONS,
+    TIMED_OUT,
+    rating_of,
+    rating_url,
+)
 
 
 class Sources:
@@ -25,10 +34,17 @@ class Sources:
     async def open(self):
         """Open the client; returns self."""
         # As the sync client: a call bounded by UPSTREAM_TIMEOUT in all, the
-        # same connection limits, nothing from the environment.
+        # same connection limits, nothing from the environment, the body as
+        # it arrives (auto_decompress: nothing inflated).
         connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE)
         timeout = aiohttp.ClientTimeout(total=self.timeout)
-        self.client = aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False)
+        self.client = aiohttp.ClientSession(
+            connector=connector,
+            timeout=timeout,
+            trust_env=False,
+            headers=HEADERS,
+            auto_decompress=False,
+        )
         return self
 
     def deadline(self):
@@ -37,11 +53,18 @@ class Sources:
 
     async def fetch_rating(self, source, film_id, deadline):
         """One source's rating of the film, or TIMED_OUT, or FAILED. The whole
-        call, connecting included, ends by the deadline (asyncio.timeout_at)."""
+        call, connecting included, ends by the deadline (asyncio.timeout_at).
+        A redirect is not followed (aiohttp would follow ten): a source's
+        answer, not another host's, as the sync client's."""
         try:
             async with asyncio.timeout_at(deadline):
-                async with self.client.get(rating_url(source, film_id)) as response:
-                    body = await response.read()
+                url = rating_url(source, film_id)
+                async with self.client.get(url, allow_redirects=False) as response:
+                    body = bytearray()
+                    async for chunk in response.content.iter_any():
+                        body += chunk
+                        if len(body) > MAX_BODY:
+                            return FAILED
         except TimeoutError:  # aiohttp's own timeouts are TimeoutErrors too
             return TIMED_OUT
         except aiohttp.ClientError:  # refused, reset, not HTTP

@@ -13,7 +13,9 @@ made from every source's outcome.
 A source's outcome is its rating (a number from 1 to 5), TIMED_OUT (no answer
 by the fan-out's deadline, UPSTREAM_TIMEOUT after it began; a sync app does
 not ask a source once the deadline has passed), or FAILED (refused, reset,
-or an answer that is not 200 with that film's rating). Which sources answer
+or an answer that is not 200 with that film's rating: a redirect too, never
+followed, so that a source cannot send an app to another host; or an answer
+longer than MAX_BODY). Which sources answer
 in time depends on how an app asks: one after another, a source after a slow
 one gets what is left of the deadline; all at once, each gets all of it.
 """
@@ -29,6 +31,13 @@ from common.contract import NO_RATING_SOURCE, NO_RATING_SOURCE_IN_TIME, Contract
 # client is never the bound; each idle connection is kept KEEPALIVE seconds.
 MAX_CONNECTIONS = 1024
 KEEPALIVE = 5.0  # httpx's default; aiohttp's is 15
+# The most bytes a source's answer may hold; more is a failed source, read no
+# further (the contract's answer is about 35 bytes: a 10 MB one grew a sync
+# worker by 17 MiB). Counted as they arrive: neither client asks for, nor
+# inflates, a compressed answer, which could grow a thousandfold once read.
+MAX_BODY = 4096
+# Sent with every call: a source that compresses anyway sends what is not JSON.
+HEADERS = {"Accept-Encoding": "identity"}
 
 
 class Unavailable(enum.Enum):

@@ -1,8 +1,17 @@
-"""The knobs every app reads from the environment, with the same defaults."""
+"""The knobs every app reads from the environment, with the same defaults.
+
+    python -m common.settings
+
+reads them as the apps do and says nothing if they can serve; else one line
+on stderr naming the variable, its value and the rule, and exit 2. Each
+serve.sh runs it before its server starts: a server that fails in its
+workers prints a traceback a worker at a time, each server its own way."""
 
 import os
 import re
+import sys
 from dataclasses import dataclass
+from functools import partial
 from urllib.parse import quote, urlsplit, urlunsplit
 
 # UPSTREAM_FANOUT's separators: commas, spaces, newlines (a YAML block).
@@ -40,40 +49,103 @@ class Settings:
         """Read the settings; DATABASE_URL is required, the rest have defaults.
         DATABASE_PASSWORD_FILE: a file (a Docker or Kubernetes secret) whose
         first line is the password, so that neither the environment nor the
-        URL holds it."""
-        if not environ.get("DATABASE_URL"):
-            raise RuntimeError("DATABASE_URL is not set")
-        return cls(
+        URL holds it.
+
+        Raises ValueError, its message one line: the variable, its value
+        (never DATABASE_URL's: it may hold a password) and the rule."""
+        settings = cls(
             database_url=with_password(
-                environ["DATABASE_URL"], environ.get("DATABASE_PASSWORD_FILE")
+                required(environ, "DATABASE_URL"), environ.get("DATABASE_PASSWORD_FILE")
             ),
-            pool_min_size=int(environ.get("POOL_MIN_SIZE", "0")),
-            pool_max_size=int(environ.get("POOL_MAX_SIZE", "20")),
-            pool_timeout=float(environ.get("POOL_TIMEOUT", "5")),
-            database_timeout=float(environ.get("DATABASE_TIMEOUT", "5")),
-            transaction_pooling=environ.get("TRANSACTION_POOLING", "0") == "1",
-            upstream_fanout=base_urls(environ.get("UPSTREAM_FANOUT", "")),
-            upstream_timeout=positive(environ.get("UPSTREAM_TIMEOUT", "1"), "UPSTREAM_TIMEOUT"),
-            queue_budget=seconds(environ.get("QUEUE_BUDGET", "0.05"), "QUEUE_BUDGET"),
+            pool_min_size=read(environ, "POOL_MIN_SIZE", "0", count),
+            pool_max_size=read(environ, "POOL_MAX_SIZE", "20", partial(count, least=1)),
+            pool_timeout=read(environ, "POOL_TIMEOUT", "5", seconds),
+            database_timeout=read(environ, "DATABASE_TIMEOUT", "5", seconds),
+            transaction_pooling=read(environ, "TRANSACTION_POOLING", "0", flag),
+            upstream_fanout=read(environ, "UPSTREAM_FANOUT", "", base_urls),
+            upstream_timeout=read(environ, "UPSTREAM_TIMEOUT", "1", seconds),
+            queue_budget=read(environ, "QUEUE_BUDGET", "0.05", budget),
         )
+        if settings.pool_min_size > settings.pool_max_size:
+            least = environ["POOL_MIN_SIZE"]  # set: its default, 0, is never above
+            raise ValueError(
+                f"POOL_MIN_SIZE={least!r}: must be at most POOL_MAX_SIZE's {settings.pool_max_size}"
+            )
+        return settings
+
+
+def read(environ, name, default, parse):
+    """parse(the variable's text, default if unset); a ValueError of parse's
+    (its rule) becomes one naming the variable and its value."""
+    text = environ.get(name, default)
+    try:
+        return parse(text)
+    except ValueError as error:
+        raise ValueError(f"{name}={text!r}: {error}") from None
+
+
+def required(environ, name):
+    """The variable's text; its value is not named (DATABASE_URL's may hold a password)."""
+    if not environ.get(name):
+        raise ValueError(f"{name} is not set: it is required")
+    return environ[name]
+
+
+def count(text, least=0):
+    """A whole number (ASCII digits alone), least or more."""
+    if not (text.isascii() and text.isdigit()) or int(text) < least:
+        raise ValueError(f"must be a whole number, {least} or more")
+    return int(text)
+
+
+def seconds(text):
+    """A number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise ValueError("must be a number of seconds above 0")
+    return value
+
+
+def budget(text):
+    """A number of seconds, 0 (none) or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise ValueError("must be a number of seconds, 0 (none) or more")
+    return value
+
+
+def flag(text):
+    """1 (on) or 0 (off)."""
+    if text not in ("0", "1"):
+        raise ValueError("must be 1 (on) or 0 (off)")
+    return text == "1"
 
 
 def with_password(url, password_file):
     """url with the password read from password_file (none: url as it is)."""
     if not password_file:
         return url
+    name = f"DATABASE_PASSWORD_FILE={password_file!r}"
     try:
         lines = open(password_file).read().splitlines()
     except OSError as error:
-        raise RuntimeError(f"DATABASE_PASSWORD_FILE {password_file}: {error.strerror}") from None
+        raise ValueError(f"{name}: cannot be read: {error.strerror}") from None
+    except UnicodeDecodeError:  # a ValueError, whose message names no variable
+        raise ValueError(f"{name}: is not text") from None
     if not lines or not lines[0]:
-        raise RuntimeError(f"DATABASE_PASSWORD_FILE {password_file} is empty")
+        raise ValueError(f"{name}: is empty, where its first line is the password")
     parts = urlsplit(url)
     if parts.password is not None:
-        raise RuntimeError("DATABASE_URL holds a password and DATABASE_PASSWORD_FILE gives one")
+        raise ValueError(f"{name}: DATABASE_URL holds a password too: give one of them")
     user, at, host = parts.netloc.rpartition("@")
     if not at:
-        raise RuntimeError("DATABASE_URL names no user for DATABASE_PASSWORD_FILE's password")
+        raise ValueError(f"{name}: DATABASE_URL names no user for its password")
     netloc = f"{user}:{quote(lines[0], safe='')}@{host}"
     return urlunsplit(parts._replace(netloc=netloc))
 
@@ -91,31 +163,21 @@ def base_urls(text):
         except ValueError:
             parts = None
         if not parts or parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"UPSTREAM_FANOUT: not an http(s) base URL: {url!r}")
+            raise ValueError(f"not an http(s) base URL: {url!r}")
         if parts.query or parts.fragment or "?" in url or "#" in url:
-            raise ValueError(f"UPSTREAM_FANOUT: a base URL has no query or fragment: {url!r}")
+            raise ValueError(f"a base URL has no query or fragment: {url!r}")
     if len(set(urls)) < len(urls):
-        raise ValueError(f"UPSTREAM_FANOUT names a source twice: {text!r}")
+        raise ValueError("names a source twice")
     return urls
 
 
-def positive(text, name):
-    """A number of seconds above 0; ValueError naming the variable otherwise."""
+def main():
     try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise ValueError(f"{name} must be a number of seconds above 0: {text!r}")
-    return value
+        Settings.from_env()
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        sys.exit(2)
 
 
-def seconds(text, name):
-    """A number of seconds, 0 or more; ValueError naming the variable otherwise."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):
-        raise ValueError(f"{name} must be a number of seconds, 0 or more: {text!r}")
-    return value
+if __name__ == "__main__":
+    main()

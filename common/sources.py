@@ -8,7 +8,16 @@ import time
 
 import httpx
 
-from common.ratings import FAILED, KEEPALIVE, MAX_CONNECTIONS, TIMED_OUT, rating_of, rating_url
+from common.ratings import (
+    FAILED,
+    HEADERS,
+    KEEPALIVE,
+    MAX_BODY,
+    MAX_CONNECTIONS,
+    TIMED_OUT,
+    rating_of,
+    rating_url,
+)
 
 
 class Sources:
@@ -26,14 +35,21 @@ class Sources:
         """Open the client; returns self."""
         # Every phase of a call (connect, write, each read, the wait for a
         # pooled connection) is bounded by UPSTREAM_TIMEOUT, and nothing comes
-        # from the environment (trust_env: no HTTP_PROXY, no .netrc).
+        # from the environment (trust_env: no HTTP_PROXY, no .netrc). A
+        # redirect is not followed: a source's answer, not another host's.
         limits = httpx.Limits(
             max_connections=MAX_CONNECTIONS,
             max_keepalive_connections=MAX_CONNECTIONS,
             keepalive_expiry=KEEPALIVE,
         )
         timeout = httpx.Timeout(self.timeout)
-        self.client = httpx.Client(timeout=timeout, limits=limits, trust_env=False)
+        self.client = httpx.Client(
+            timeout=timeout,
+            limits=limits,
+            trust_env=False,
+            follow_redirects=False,
+            headers=HEADERS,
+        )
         return self
 
     def deadline(self):
@@ -43,17 +59,27 @@ class Sources:
     def fetch_rating(self, source, film_id, deadline):
         """One source's rating of the film, or TIMED_OUT, or FAILED. Past the
         deadline the source is not asked; before it, each phase of the call
-        (connecting, sending, each read) waits at most what is left of it."""
+        (connecting, sending, each read) waits at most what was left of it
+        when the call began, and the body is read by the deadline: httpx
+        bounds each read, not the call, and a source sending a byte at a
+        time would hold the request's thread for as long as it went on."""
         left = deadline - time.monotonic()
         if left <= 0:
             return TIMED_OUT
         try:
-            response = self.client.get(rating_url(source, film_id), timeout=left)
+            with self.client.stream("GET", rating_url(source, film_id), timeout=left) as response:
+                body = bytearray()
+                for chunk in response.iter_raw():  # as it arrives, not inflated
+                    body += chunk
+                    if len(body) > MAX_BODY:
+                        return FAILED
+                    if time.monotonic() > deadline:
+                        return TIMED_OUT
         except httpx.TimeoutException:
             return TIMED_OUT
         except httpx.HTTPError:  # refused, reset, not HTTP
             return FAILED
-        return rating_of(response.status_code, response.content, film_id)
+        return rating_of(response.status_code, body, film_id)
 
     def close(self):
         self.client.close()

@@ -8,6 +8,9 @@
 # --config python:common.gthread: each request's time in the worker's queue,
 # which the app's admission reads (common/admission.py).
 set -eu
+# The app's settings first (common/settings.py): one it cannot use is one line
+# on stderr and exit 2, before a server prints a traceback per worker.
+python3 -m common.settings
 exec gunicorn 'falcon_app:get_app()' \
     --bind "${HOST:-127.0.0.1}:${PORT:-8000}" \
     --workers "${WEB_WORKERS:-$(nproc)}" \

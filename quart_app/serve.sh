@@ -5,6 +5,9 @@
 # Workers: one per core, each an event loop with its own app and pool (opened
 # in before_serving: lifespan on). Why uvicorn, and each option: docs/migration.md.
 set -eu
+# The app's settings first (common/settings.py): one it cannot use is one line
+# on stderr and exit 2, before a server prints a traceback per worker.
+python3 -m common.settings
 exec uvicorn quart_app:create_app --factory \
     --host "${HOST:-127.0.0.1}" \
     --port "${PORT:-8000}" \

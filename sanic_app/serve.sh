@@ -5,6 +5,9 @@
 # Workers: one per core, each an event loop with its own app and pool (opened
 # in before_server_start). No --dev: no debug, no auto-reload.
 set -eu
+# The app's settings first (common/settings.py): one it cannot use is one line
+# on stderr and exit 2, before a server prints a traceback per worker.
+python3 -m common.settings
 # On SIGTERM, 5 s for the requests in flight (Sanic's default is 15), as under
 # the other apps' servers.
 export SANIC_GRACEFUL_SHUTDOWN_TIMEOUT=5

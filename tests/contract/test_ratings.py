@@ -3,7 +3,8 @@ other services"), over HTTP, in every app under its production server and in
 Flask's thread-pool variant (variants/flask_threads_app/), against rating
 sources this module runs on three fixed ports: the upstream's own service
 (upstream/server.py, in a thread here; tests/harness/test_upstream.py runs its
-command), with a delay, or nothing (refused), or a server that answers 500.
+command), with a delay, or nothing (refused), or a server that answers 500,
+or one that tries to steer or hold the app (tests/rating_sources.py, HOSTILE).
 
 Each app runs one worker process with one database connection (POOL_MAX_SIZE
 1) and, for the sync ones, gthread's threads (GUNICORN_CMD_ARGS, as
@@ -26,7 +27,7 @@ from infra import ROOT, apps, procfs
 from infra.ports import free_port
 from tests.faults import behind_proxy
 from tests.helpers import query, wait_until
-from tests.rating_sources import expected, sources
+from tests.rating_sources import ELSEWHERE, HOSTILE, expected, sources
 from tests.system_tools import system_tool
 from tools.serve import APPS, AppNotStarted, Server, running
 
@@ -117,6 +118,24 @@ def test_a_source_that_fails_is_null_and_named(app, db, kinds):
         response, took = ratings(app[1])
     assert_json(response, 200, expected(db, FILM, PORTS, kinds))
     assert took < TIMEOUT + MARGIN
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_a_source_cannot_steer_or_hold_the_app(app, db, hostile):
+    """A redirect (to another host, or to itself), a body that never ends, a
+    body of 10 MB: each a failed source, asked once, in every app alike. The
+    host a redirect names is never asked; the request ends by the deadline."""
+    kinds = ("up", "up", hostile)  # last: a sync app asks the others in full time
+    with sources(PORTS, *kinds) as servers:
+        response, took = ratings(app[1])
+        assert servers[PORTS[2]].targets == [f"/films/{FILM}/rating"]
+        if ELSEWHERE in servers:
+            assert not any(servers[ELSEWHERE].stats()[key] for key in ASKED)
+    assert_json(response, 200, expected(db, FILM, PORTS, kinds))
+    assert took < TIMEOUT + MARGIN
+
+
+ASKED = ("answered", "in_flight", "abandoned")  # an upstream's counts of ratings asked
 
 
 @pytest.mark.parametrize(

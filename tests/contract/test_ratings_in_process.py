@@ -4,13 +4,15 @@ sources the upstream's service in threads (tests/rating_sources.py), a real
 Postgres. tests/contract/test_ratings.py is the proof, under the real servers: this
 module catches a broken rule in seconds."""
 
+import time
+
 import pytest
 
 from common import contract
 from common.settings import Settings
 from infra.ports import free_port
 from tests.contract.test_apps_in_process import CLIENTS
-from tests.rating_sources import expected, sources
+from tests.rating_sources import HOSTILE, expected, sources
 from tools.serve import APPS
 
 PORTS = [free_port() for _ in range(3)]
@@ -42,6 +44,19 @@ def test_each_source_rates_or_is_named(client, db, kinds):
         response = client.request("GET", "/films/42/ratings/")
     assert (response.status, response.content_type) == (200, "application/json")
     assert response.json == expected(db, 42, PORTS, kinds)
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_a_source_that_steers_or_holds_is_failed(client, db, hostile):
+    """A redirect, a body without end or of 10 MB: null, and named, by the
+    deadline (a margin of a second: a shared machine's)."""
+    kinds = ("up", "up", hostile)
+    with sources(PORTS, *kinds):
+        started = time.monotonic()
+        response = client.request("GET", "/films/42/ratings/")
+        took = time.monotonic() - started
+    assert response.json == expected(db, 42, PORTS, kinds)
+    assert took < float(TIMEOUT) + 1.0
 
 
 @pytest.mark.parametrize(

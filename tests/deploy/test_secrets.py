@@ -83,7 +83,7 @@ def test_a_password_file_that_cannot_serve_is_refused(tmp_path, url, content, re
     path = tmp_path / "password"
     if content is not None:
         path.write_text(content)
-    with pytest.raises(RuntimeError, match=refusal):
+    with pytest.raises(ValueError, match=refusal):
         Settings.from_env({"DATABASE_URL": url, "DATABASE_PASSWORD_FILE": str(path)})
 
 

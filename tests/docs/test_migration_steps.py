@@ -4,7 +4,8 @@ flask_app/) end at quart_app/ byte for byte, and each state before the last,
 and each alternative of docs/examples/ (flask_async.patch, quart_psycopg.patch,
 quart_httpx.patch), serves the contract (every case of tests/contract/test_contract.py:
 status, body, database state; and tests/contract/test_ratings.py's cases of the route
-that waits on other services) under its own serve.sh, on the real Postgres."""
+that waits on other services, hostile sources among them) under its own serve.sh, on
+the real Postgres."""
 
 import difflib
 import os
@@ -28,6 +29,7 @@ from tests.contract.test_contract import (  # noqa: F401 (collected here, agains
 )
 from tests.contract.test_ratings import (  # noqa: F401 (the ratings' contract cases, the same way)
     SOURCE_SETTINGS,
+    test_a_source_cannot_steer_or_hold_the_app,
     test_a_source_that_fails_is_null_and_named,
     test_every_source_failed,
     test_every_source_up,

@@ -4,6 +4,9 @@
 # threads each. A request holds its thread; its calls out run in threads of
 # their own (ratings.py).
 set -eu
+# The app's settings first (common/settings.py): one it cannot use is one line
+# on stderr and exit 2, before a server prints a traceback per worker.
+python3 -m common.settings
 exec gunicorn 'flask_threads_app:create_app()' \
     --bind "${HOST:-127.0.0.1}:${PORT:-8000}" \
     --workers "${WEB_WORKERS:-$(nproc)}" \
