@@ -11,7 +11,9 @@ import os
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
+import psutil
 import pytest
 import requests
 
@@ -135,22 +137,31 @@ def app(server):
 
 
 SERVE = "bash docs/migration/steps.sh serve 2 --port 8000"
+# What serves each step, read back from the running server: (program, gunicorn's worker class)
+SERVERS = {0: ("gunicorn", "gthread"), 1: ("gunicorn", "asgi"), 2: ("gunicorn", "asgi")}
+SERVERS |= {3: ("gunicorn", "asgi"), 4: ("uvicorn", None)}
 
 
 @pytest.mark.slow
-def test_a_step_is_served_by_the_guides_command(database_url, tmp_path):
-    """The guide's one command for a step, run as written but for a free port:
-    it serves step 2 (its film and its review routes answer), and SIGTERM, as
-    Ctrl-C, stops the server and removes the step's temporary folder."""
+@pytest.mark.parametrize("step", SERVERS)
+def test_a_step_is_served_by_the_guides_command(step, database_url, tmp_path):
+    """The guide's one command for a step, run as written but for the step and
+    a free port: it serves that step, which the server's own process says (its
+    working folder is the step's tree, its command line the step's server),
+    its film and review routes answer, and SIGTERM, as Ctrl-C, stops the
+    server and removes the step's temporary folder."""
     assert SERVE in " ".join((ROOT / "docs" / "migration.md").read_text().split())
     port = embedded.free_port()
-    argv = [*SERVE.split()[:-1], str(port)]
+    argv = [*SERVE.split()[:-3], str(step), "--port", str(port)]
     env = {**os.environ, "DATABASE_URL": database_url, "TMPDIR": str(tmp_path)}
     shell = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
     try:
         for line in shell.stdout:  # until it says it serves, or ends
             if f"serves http://127.0.0.1:{port}" in line:
                 break
+        server = server_process(shell.pid)
+        assert Path(server.cwd()).name == f"step{step}"
+        assert running_server(server.cmdline()) == SERVERS[step]
         film = requests.get(f"http://127.0.0.1:{port}/films/995/", timeout=10)
         assert film.status_code == 200 and film.json()["film_id"] == 995
         review = requests.post(
@@ -164,6 +175,39 @@ def test_a_step_is_served_by_the_guides_command(database_url, tmp_path):
         shell.wait(timeout=30)
     assert wait_until(lambda: not listening(port), 10)
     assert list(tmp_path.iterdir()) == []
+
+
+def server_process(pid):
+    """The app server among pid's descendants: the master that serve.sh execs."""
+    [master] = [
+        process
+        for process in psutil.Process(pid).children(recursive=True)
+        if running_server(process.cmdline())[0]
+        and not running_server(process.parent().cmdline())[0]
+    ]
+    return master
+
+
+def running_server(argv):
+    """(program, gunicorn's --worker-class or None) of a process' argv; the
+    program None if it is neither gunicorn nor uvicorn."""
+    programs = [Path(word).name for word in argv[:2]]
+    program = next((name for name in programs if name in ("gunicorn", "uvicorn")), None)
+    worker_class = argv[argv.index("--worker-class") + 1] if "--worker-class" in argv else None
+    return program, worker_class
+
+
+def test_expand_refuses_a_used_folder(tmp_path):
+    """Expanding again into a folder would patch its trees twice (and lose
+    the edits made there): refused in one line that names the folder, and
+    nothing in it changed."""
+    (tmp_path / "edited.txt").write_text("kept")
+    result = subprocess.run(
+        ["bash", str(STEPS), "expand", str(tmp_path)], capture_output=True, text=True
+    )
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and str(tmp_path) in result.stderr
+    assert [path.name for path in tmp_path.iterdir()] == ["edited.txt"]
 
 
 def listening(port):
