@@ -30,6 +30,11 @@ class Settings:
     # Seconds the whole fan-out may take, every source together, then each
     # source that has not answered is null (docs/contract.md).
     upstream_timeout: float = 1.0
+    # Threads per worker process that run sync code: Flask's and Falcon's
+    # (their serve.sh hands WEB_THREADS to gunicorn's gthread, the same 16 by
+    # default), and the executor the migration's steps 1 and 2 run their sync
+    # views in (docs/migration.md), sized alike.
+    web_threads: int = 16
 
     @classmethod
     def from_env(cls, environ=os.environ):
@@ -50,6 +55,7 @@ class Settings:
             transaction_pooling=environ.get("TRANSACTION_POOLING", "0") == "1",
             upstream_fanout=base_urls(environ.get("UPSTREAM_FANOUT", "")),
             upstream_timeout=positive(environ.get("UPSTREAM_TIMEOUT", "1"), "UPSTREAM_TIMEOUT"),
+            web_threads=whole(environ.get("WEB_THREADS", "16"), "WEB_THREADS"),
         )
 
 
@@ -102,4 +108,15 @@ def positive(text, name):
         value = 0.0
     if not 0 < value < float("inf"):
         raise ValueError(f"{name} must be a number of seconds above 0: {text!r}")
+    return value
+
+
+def whole(text, name):
+    """A whole number above 0; ValueError naming the variable otherwise."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{name} must be a whole number above 0: {text!r}")
     return value
