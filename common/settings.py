@@ -43,6 +43,11 @@ class Settings:
     # the pool's) before it is refused, 503 with Retry-After
     # (common/admission.py); 0: never refused, only POOL_TIMEOUT bounds it.
     queue_budget: float = 0.05
+    # Threads per worker process that run sync code: Flask's and Falcon's
+    # (their serve.sh hands WEB_THREADS to gunicorn's gthread, the same 16 by
+    # default), and the executor the migration's steps 1 and 2 run their sync
+    # views in (docs/migration.md), sized alike.
+    web_threads: int = 16
 
     @classmethod
     def from_env(cls, environ=os.environ):
@@ -65,6 +70,7 @@ class Settings:
             upstream_fanout=read(environ, "UPSTREAM_FANOUT", "", base_urls),
             upstream_timeout=read(environ, "UPSTREAM_TIMEOUT", "1", seconds),
             queue_budget=read(environ, "QUEUE_BUDGET", "0.05", budget),
+            web_threads=read(environ, "WEB_THREADS", "16", partial(count, least=1)),
         )
         if settings.pool_min_size > settings.pool_max_size:
             least = environ["POOL_MIN_SIZE"]  # set: its default, 0, is never above

@@ -12,8 +12,9 @@
 # DIR/quart-psycopg are flask_app/ (renamed for the second), DIR/quart-httpx
 # is quart_app/, each with docs/examples/<name>.patch applied, beside the
 # untouched copy <name>.orig.
-# Edit those trees (say, after flask_app/ or quart_app/ changed), then `diff`
-# writes the patches back from them. tests/docs/test_migration_steps.py checks
+# DIR must be empty or new: expand refuses a used one (a tree edited there
+# would be lost, or patched twice). Edit those trees (say, after flask_app/ or
+# quart_app/ changed), then `diff` writes the patches back from them. tests/docs/test_migration_steps.py checks
 # that step4 is quart_app/, and runs the contract suite against the others.
 set -Eeuo pipefail
 
@@ -45,8 +46,14 @@ apply() {
     patch --quiet --batch --forward -p1 -d "$1" < "$2"
 }
 
+# Each function's loop variables are its own locals: bash scopes dynamically,
+# so a loop's `step` would otherwise overwrite the caller's (serve's step N).
 expand() {
-    local dir="$1" name base package
+    local dir="$1" step name base package
+    if [[ -e "$dir" && -n "$(ls -A "$dir")" ]]; then
+        echo "$0 expand: $dir is not empty (expanded before?): name a new or empty folder" >&2
+        exit 1
+    fi
     copy_app "$dir/step0" flask_app quart_app
     for step in "${steps[@]}"; do
         cp -R "$dir/step$((step - 1))" "$dir/step$step"
@@ -71,7 +78,7 @@ write_diff() {
 }
 
 write_diffs() {
-    local dir="$1" name base package
+    local dir="$1" step name base package
     for step in "${steps[@]}"; do
         write_diff "$dir" "step$((step - 1))" "step$step" "$here/step$step.patch"
     done

@@ -8,15 +8,22 @@ that waits on other services, hostile sources among them) under its own serve.sh
 the real Postgres."""
 
 import difflib
+import importlib.util
 import os
 import socket
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urlsplit
 
+import psutil
 import pytest
 import requests
 
+from common.settings import Settings
 from db import embedded
+from infra import production
 from tests.contract.test_contract import (  # noqa: F401 (collected here, against each state)
     test_chunked_body_too_large,
     test_errors,
@@ -36,8 +43,9 @@ from tests.contract.test_ratings import (  # noqa: F401 (the ratings' contract c
 )
 from tests.corpus import REVIEW
 from tests.helpers import wait_until
+from tests.upstream_thread import UpstreamThread
 from tools import ROOT
-from tools.serve import TREE_COMMAND, AppNotStarted, running
+from tools.serve import TREE_COMMAND, AppNotStarted, running, tree_settings
 
 STEPS = ROOT / "docs" / "migration" / "steps.sh"
 # tree (a folder made by steps.sh expand), package: the states the guide offers
@@ -137,22 +145,31 @@ def app(server):
 
 
 SERVE = "bash docs/migration/steps.sh serve 2 --port 8000"
+# What serves each step, read back from the running server: (program, gunicorn's worker class)
+SERVERS = {0: ("gunicorn", "gthread"), 1: ("gunicorn", "asgi"), 2: ("gunicorn", "asgi")}
+SERVERS |= {3: ("gunicorn", "asgi"), 4: ("uvicorn", None)}
 
 
 @pytest.mark.slow
-def test_a_step_is_served_by_the_guides_command(database_url, tmp_path):
-    """The guide's one command for a step, run as written but for a free port:
-    it serves step 2 (its film and its review routes answer), and SIGTERM, as
-    Ctrl-C, stops the server and removes the step's temporary folder."""
+@pytest.mark.parametrize("step", SERVERS)
+def test_a_step_is_served_by_the_guides_command(step, database_url, tmp_path):
+    """The guide's one command for a step, run as written but for the step and
+    a free port: it serves that step, which the server's own process says (its
+    working folder is the step's tree, its command line the step's server),
+    its film and review routes answer, and SIGTERM, as Ctrl-C, stops the
+    server and removes the step's temporary folder."""
     assert SERVE in " ".join((ROOT / "docs" / "migration.md").read_text().split())
     port = embedded.free_port()
-    argv = [*SERVE.split()[:-1], str(port)]
+    argv = [*SERVE.split()[:-3], str(step), "--port", str(port)]
     env = {**os.environ, "DATABASE_URL": database_url, "TMPDIR": str(tmp_path)}
     shell = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
     try:
         for line in shell.stdout:  # until it says it serves, or ends
             if f"serves http://127.0.0.1:{port}" in line:
                 break
+        server = server_process(shell.pid)
+        assert Path(server.cwd()).name == f"step{step}"
+        assert running_server(server.cmdline()) == SERVERS[step]
         film = requests.get(f"http://127.0.0.1:{port}/films/995/", timeout=10)
         assert film.status_code == 200 and film.json()["film_id"] == 995
         review = requests.post(
@@ -168,6 +185,153 @@ def test_a_step_is_served_by_the_guides_command(database_url, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def server_process(pid):
+    """The app server among pid's descendants: the master that serve.sh execs."""
+    [master] = [
+        process
+        for process in psutil.Process(pid).children(recursive=True)
+        if running_server(process.cmdline())[0]
+        and not running_server(process.parent().cmdline())[0]
+    ]
+    return master
+
+
+def running_server(argv):
+    """(program, gunicorn's --worker-class or None) of a process' argv; the
+    program None if it is neither gunicorn nor uvicorn."""
+    programs = [Path(word).name for word in argv[:2]]
+    program = next((name for name in programs if name in ("gunicorn", "uvicorn")), None)
+    worker_class = argv[argv.index("--worker-class") + 1] if "--worker-class" in argv else None
+    return program, worker_class
+
+
+def test_expand_refuses_a_used_folder(tmp_path):
+    """Expanding again into a folder would patch its trees twice (and lose
+    the edits made there): refused in one line that names the folder, and
+    nothing in it changed."""
+    (tmp_path / "edited.txt").write_text("kept")
+    result = subprocess.run(
+        ["bash", str(STEPS), "expand", str(tmp_path)], capture_output=True, text=True
+    )
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and str(tmp_path) in result.stderr
+    assert [path.name for path in tmp_path.iterdir()] == ["edited.txt"]
+
+
 def listening(port):
     with socket.socket() as probe:
         return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def step_module(trees, tree, name):
+    """A module of a step's package, imported under a name of its own (the
+    package is quart_app, as the project's own)."""
+    path = trees / tree / "quart_app" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{tree}_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(("pool_max", "pool_min"), [(20, 0), (20, 20), (5, 3), (2, 1)])
+def test_step_2s_two_pools_share_the_budget(trees, pool_max, pool_min):
+    """Step 2's psycopg2 pool and asyncpg pool together hold POOL_MAX_SIZE at
+    most, and open POOL_MIN_SIZE at least, the odd one the sync views'."""
+    settings = Settings.from_env(
+        {
+            "DATABASE_URL": "postgresql://x/y",
+            "POOL_MAX_SIZE": str(pool_max),
+            "POOL_MIN_SIZE": str(pool_min),
+        }
+    )
+    sync, asynchronous = step_module(trees, "step2", "db").shares(settings)
+    assert sync.pool_max_size + asynchronous.pool_max_size == pool_max
+    assert sync.pool_min_size + asynchronous.pool_min_size == pool_min
+    assert sync.pool_max_size - asynchronous.pool_max_size in (0, 1)
+    for share in (sync, asynchronous):
+        assert 0 <= share.pool_min_size <= share.pool_max_size and share.pool_max_size >= 1
+
+
+def test_step_2_refuses_a_budget_two_pools_cannot_share(trees):
+    settings = Settings.from_env({"DATABASE_URL": "postgresql://x/y", "POOL_MAX_SIZE": "1"})
+    with pytest.raises(ValueError, match="^POOL_MAX_SIZE must be 2 or more"):
+        step_module(trees, "step2", "db").shares(settings)
+
+
+def test_web_threads_is_flasks_threads_read_once():
+    """One knob for the threads that run sync code: Settings reads WEB_THREADS
+    with the default Flask's serve.sh gives gunicorn's gthread, and refuses a
+    count that is not one, naming it."""
+    default = Settings.from_env({"DATABASE_URL": "postgresql://x/y"}).web_threads
+    assert default == production.read("flask").threads(cores=2) == 16
+    for text in ("0", "-3", "two", "1.5", ""):
+        rule = r"^WEB_THREADS=.*: must be a whole number, 1 or more$"
+        with pytest.raises(ValueError, match=rule):
+            Settings.from_env({"DATABASE_URL": "postgresql://x/y", "WEB_THREADS": text})
+
+
+def worker_of(server):
+    """The one worker process of a server started with WEB_WORKERS=1."""
+    [worker] = psutil.Process(server.process.pid).children()  # serve.sh execs the server
+    return worker
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tree", ["step1", "step2"])
+def test_the_sync_views_run_on_web_threads(trees, tree, database_url, tmp_path):
+    """Quart runs the sync views on the loop's default executor, sized by
+    WEB_THREADS as Flask's gthread is, not by Python's min(32, cores + 4). One
+    worker, the ratings route waiting 0.3 s on its sources, three times
+    WEB_THREADS requests at once: the worker gains WEB_THREADS threads, no more."""
+    threads = min(32, os.cpu_count() + 4) + 4  # above Python's default
+    ports = [embedded.free_port() for _ in range(3)]
+    settings = {
+        **tree_settings(trees / tree, "quart"),
+        "web_workers": 1,
+        "web_threads": threads,
+        "upstream_fanout": " ".join(f"http://127.0.0.1:{port}" for port in ports),
+        "upstream_timeout": 5,
+    }
+    log = tmp_path / "server.log"
+    with (
+        UpstreamThread(ports, "300ms"),
+        running(
+            "quart", embedded.free_port(), database_url, log, command=TREE_COMMAND, **settings
+        ) as server,
+    ):
+        worker = worker_of(server)
+        before = worker.num_threads()  # one executor thread so far: /health's
+        url = f"{server.url}/films/995/ratings/"
+        with ThreadPoolExecutor(3 * threads) as clients:
+            answers = list(clients.map(lambda _: requests.get(url, timeout=30), range(3 * threads)))
+        assert [answer.status_code for answer in answers] == [200] * len(answers)
+        assert worker.num_threads() - before == threads - 1, server.log_tail()
+
+
+@pytest.mark.slow
+def test_step_2_holds_no_more_connections_than_the_budget(trees, database_url, tmp_path):
+    """POOL_MIN_SIZE = POOL_MAX_SIZE: each pool opens its share at once, and the
+    worker holds POOL_MAX_SIZE connections to Postgres, not two budgets."""
+    budget = 5
+    settings = {
+        **tree_settings(trees / "step2", "quart"),
+        "web_workers": 1,
+        "pool_max_size": budget,
+        "pool_min_size": budget,
+    }
+    postgres_port = urlsplit(database_url).port
+    log = tmp_path / "server.log"
+    with running(
+        "quart", embedded.free_port(), database_url, log, command=TREE_COMMAND, **settings
+    ) as server:
+        worker = worker_of(server)
+        assert requests.get(f"{server.url}/films/995/", timeout=10).status_code == 200  # asyncpg
+
+        def held():
+            return [
+                connection
+                for connection in worker.net_connections(kind="tcp")
+                if connection.raddr and connection.raddr.port == postgres_port
+            ]
+
+        assert wait_until(lambda: len(held()) == budget, 10), (held(), server.log_tail())
