@@ -115,9 +115,11 @@ def parser():
     )
     p.add_argument(
         "--deployment",
-        type=choice_list(["article", "tuned"], "both"),
+        type=choice_list(["article", "tuned", "unbounded"], "both", ["article", "tuned"]),
         default=["tuned"],
-        help="article, tuned or both (default tuned; see bench/sut/deployments.py)",
+        help="a comma list of article, tuned (each app's serve.sh), unbounded (tuned without "
+        "its admission limit), or both: article,tuned (default tuned; see "
+        "bench/sut/deployments.py)",
     )
     p.add_argument(
         "--rate",

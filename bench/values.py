@@ -85,11 +85,13 @@ def int_list(text):
     return unique(values, text)
 
 
-def choice_list(choices, all_word=None):
+def choice_list(choices, all_word=None, every=None):
+    """A comma list of choices; all_word alone stands for every (default: all of them)."""
+
     def parse(text):
         names = [name.strip() for name in text.split(",") if name.strip()]
         if all_word and names == [all_word]:
-            return list(choices)
+            return list(every or choices)
         unknown = [name for name in names if name not in choices]
         if unknown or not names:
             raise Refused(

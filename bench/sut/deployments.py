@@ -32,7 +32,14 @@ NOTES = {
         "Flask and Falcon (gunicorn's gthread: a request holds its thread while it "
         "waits on Postgres), one event loop for Quart and Sanic."
     ),
+    "unbounded": (
+        "tuned, with the admission limit off (QUEUE_BUDGET=0, common/admission.py): "
+        "every request waits for its turn, however long, as the apps did before it."
+    ),
 }
+
+# What a deployment sets over each app's own environment.
+ENVIRONMENT = {"unbounded": {"QUEUE_BUDGET": "0"}}
 
 # --tune's configurations, named for what they vary: the concurrency knobs
 # each app's practitioners turn, on the same cores and connection budget.
@@ -62,6 +69,8 @@ DEPLOYMENTS = {
     },
     # Each app's serve.sh with its own worker count (infra/production.py).
     "tuned": {app: (PRODUCTION, None, None) for app in apps.known()},
+    # tuned less the admission limit: what it buys past capacity (--overload).
+    "unbounded": {app: (PRODUCTION, None, None) for app in apps.known()},
     **TUNING,
 }
 
@@ -129,4 +138,5 @@ def settings(deployment, app, shape):
         "POOL_MIN_SIZE": "0",
         "POOL_MAX_SIZE": str(shape.pool),
         **extra,
+        **ENVIRONMENT.get(deployment, {}),
     }

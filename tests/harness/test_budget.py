@@ -178,3 +178,19 @@ def test_a_configuration_that_is_not_the_one_asked_is_caught(database_url, tmp_p
     assert target.record.workers == 3 and target.record.worker_class == "gthread"
     assert target.record.differs == "3 worker processes run, 2 asked"
     assert readback.worker_pids(target.pid)  # gone now: no crash on a dead tree
+
+
+def test_the_unbounded_deployment_is_tuned_without_the_admission_limit():
+    """--deployment tuned,unbounded: each app twice, side by side, the second
+    with QUEUE_BUDGET=0 and otherwise the same environment."""
+    sut = bench_options(deployments=["tuned", "unbounded"], apps=APPS).sut
+    slots = lineup(sut, DEFAULT_CONNECTIONS)
+    by_deployment = {}
+    for placed in slots:
+        by_deployment.setdefault(placed.deployment.configuration, {})[placed.app] = placed
+    assert set(by_deployment) == {"tuned", "unbounded"}
+    for app in APPS:
+        tuned, unbounded = by_deployment["tuned"][app], by_deployment["unbounded"][app]
+        assert "QUEUE_BUDGET" not in tuned.settings  # the app's own default
+        assert unbounded.settings == {**tuned.settings, "QUEUE_BUDGET": "0"}
+        assert unbounded.shape == tuned.shape and unbounded.server == tuned.server
