@@ -143,7 +143,7 @@ def parser():
         type=positive_seconds,
         default=DEFAULT_SLO_STEP,
         help=f"each step of the capacity search, per round (default {DEFAULT_SLO_STEP}s: a p99 "
-        "of fewer requests means little)",
+        "of fewer requests means little); the capacity's confirmation runs 3 steps' length",
     )
     p.add_argument(
         "--server",

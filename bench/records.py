@@ -89,6 +89,10 @@ class Capacity:
     bound: dict | None = None
     connection_model: dict | None = None
     step_seconds: int | None = None
+    # The capacity offered again for longer (bench/modes/capacity.py), stepped
+    # down until it held: {"searched", "seconds", "held", "rate",
+    # "percentile_ms", "runs"}; None in files from before it was made.
+    confirmation: dict | None = None
     db_delay_ms: float = 0.0
     configuration: str | None = None  # --tune: the deployment chosen for "best"
     fan_out: int | None = None  # --fan-out: the ratings route's sources per request
