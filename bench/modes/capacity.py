@@ -215,22 +215,14 @@ class Reduced:
 
 def reduced(report, objective):
     """A run's Reduced against the objective."""
-    histogram = decoded(report["histogram"])
-    limit_us = objective.ms * 1000
-    beyond = sum(
-        item.count_at_value_iterated_to
-        for item in histogram.get_recorded_iterator()
-        if item.value_iterated_to > limit_us
-    )
     answered = report["ok"] + report["non_2xx"]
-    late = (report.get("send_lag_ms") or {}).get("p99", 0.0)
-    allowed = max(LATE_FLOOR_MS, objective.ms * LATE)
+    late = late_ms(report)
     return Reduced(
         answered=answered,
         failed=report["sent"] - report["ok"],
-        beyond=beyond,
+        beyond=beyond(decoded(report["histogram"]), objective.ms),
         late_ms=late,
-        valid=late <= allowed,
+        valid=late <= allowed_late_ms(objective),
         histogram=report["histogram"],
         opened=report.get("connections_opened") or 0,
         round_trips=report.get("round_trips_per_request"),
@@ -238,6 +230,16 @@ def reduced(report, objective):
         paced=(report.get("pace") or {}).get("answered", 0),
         due=(report.get("pace") or {}).get("due", 0),
     )
+
+
+def late_ms(report):
+    """The generator's own p99 lateness in a run (due time to release)."""
+    return (report.get("send_lag_ms") or {}).get("p99", 0.0)
+
+
+def allowed_late_ms(objective):
+    """The most of it a run may have and still be judged (LATE, LATE_FLOOR_MS)."""
+    return max(LATE_FLOOR_MS, objective.ms * LATE)
 
 
 def next_confirmation(value, confirmations, objective, tries=CONFIRM_TRIES):
@@ -294,11 +296,20 @@ def capacity_of(verdicts):
     return bracket(verdicts)[0] or 0.0
 
 
-def merged(runs):
-    """The runs' histograms added up (one HdrHistogram)."""
-    total = decoded(runs[0].histogram)
-    for run in runs[1:]:
-        total.add(decoded(run.histogram))
+def beyond(histogram, limit_ms):
+    """How many of an HdrHistogram's values (microseconds) are beyond limit_ms."""
+    return sum(
+        item.count_at_value_iterated_to
+        for item in histogram.get_recorded_iterator()
+        if item.value_iterated_to > limit_ms * 1000
+    )
+
+
+def merged(encoded):
+    """Encoded histograms added up (one HdrHistogram)."""
+    total = decoded(encoded[0])
+    for more in encoded[1:]:
+        total.add(decoded(more))
     return total
 
 
@@ -494,7 +505,7 @@ def confirmation_record(search, step_seconds):
 
 def figures(runs, objective, rate, held, retried_ms):
     """What the record of a step (or a confirmation) says of its runs."""
-    total = merged(runs)
+    total = merged([run.histogram for run in runs])
     invalid = [run.late_ms for run in runs if not run.valid]
     return {
         "rate": rate,

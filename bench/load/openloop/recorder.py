@@ -7,17 +7,11 @@ import time
 
 from hdrh.histogram import HdrHistogram
 
-from . import NAME, version
+from . import ERROR_KINDS, NAME, REFUSED, version
 
 PERCENTILES = (50, 90, 95, 99, 99.9)
 # HdrHistogram range in microseconds: 1 us to 1 h, 3 significant digits.
 HIGHEST_US = 3_600_000_000
-# Requests that failed: sent but no answer within the timeout (a POST may
-# still have been written), never sent (no free connection within the
-# timeout: certainly not written), the connection broke; and "connect":
-# attempts to open a connection that failed (attempts, not requests).
-ERROR_KINDS = ("timeout", "not_sent", "socket", "connect")
-REFUSED = 503  # a server's refusal past its capacity (Service Unavailable)
 
 
 def clock():
@@ -145,6 +139,7 @@ def report(recorder, load, total, start):
             "count": recorder.statuses.get(REFUSED, 0),
             "retry_after": recorder.retry_after,
             "latency_ms": percentiles_ms(recorder.refused),
+            "histogram": recorder.refused.encode().decode("ascii"),
         },
         "per_second": series(recorder.per_second, load.duration),
         "generator": {"name": NAME, "version": version()},
