@@ -14,7 +14,8 @@ import threading
 import pytest
 import uvloop
 
-from bench.modes import overload
+from bench.modes import capacity, overload
+from bench.plan import plan
 from bench.progress import Progress
 from bench.records import AppRun, Capacity, Results
 from bench.report.charts import draw_overload
@@ -153,3 +154,12 @@ def test_past_its_capacity_a_server_that_refuses_keeps_its_goodput(tmp_path):
     assert "## Goodput past capacity (p99 <= 100 ms)" in report
     assert "| 2 | 160 |" in report and "(Retry-After: 100%)" in report
     assert draw_overload(results, tmp_path / "overload.png").stat().st_size > 10_000
+
+
+def test_the_plan_counts_the_confirmations_and_every_multiple():
+    options = bench_options(slo=P99_100, overload=(0.5, 2.0), routes=["film"], repeat=3)
+    planned = plan(options, 2)  # two apps, one route, one connection count
+    assert planned["overload"][0] == 2 * 2 * 3  # apps x multiples x rounds
+    confirm = capacity.CONFIRM_STEPS * options.slo_step + options.runs.warmup + 1
+    assert planned["confirm"] == (2 * capacity.CONFIRM_TRIES, confirm)
+    assert "overload" not in plan(bench_options(slo=P99_100), 2)
