@@ -16,6 +16,7 @@ from bench.values import (
     env_setting,
     fan_out_list,
     int_list,
+    multiple_list,
     pin_spec,
     positive,
     positive_seconds,
@@ -145,7 +146,16 @@ def parser():
         type=positive_seconds,
         default=DEFAULT_SLO_STEP,
         help=f"each step of the capacity search, per round (default {DEFAULT_SLO_STEP}s: a p99 "
-        "of fewer requests means little)",
+        "of fewer requests means little); the capacity's confirmation runs 3 steps' length",
+    )
+    p.add_argument(
+        "--overload",
+        type=multiple_list,
+        default=(),
+        metavar="M[,M...]",
+        help="with --slo: then offer each app these multiples of its own capacity (per route, "
+        "connection count and database delay), e.g. 0.5,1,1.5,2,4: goodput (2xx within the "
+        "objective), 503 refusals and other errors per second (bench/modes/overload.py)",
     )
     p.add_argument(
         "--server",

@@ -60,6 +60,7 @@ class Options:
     tune: bool = False  # --tune: search each app's configurations per condition
     slo: object = None  # --slo: a latency objective (bench/values.py Objective): capacity
     slo_step: int = DEFAULT_SLO_STEP  # --slo-step: seconds of each step of the capacity search
+    overload: tuple = ()  # --overload: multiples of each app's capacity offered after --slo's
     fan_outs: tuple = ()  # --fan-out: sources per ratings request, each a start of the apps
     upstream_delays: tuple = ()  # --upstream-delay: infra.delays.Jittered, an upstream each
 

@@ -89,6 +89,52 @@ class Capacity:
     bound: dict | None = None
     connection_model: dict | None = None
     step_seconds: int | None = None
+    # The capacity offered again for longer (bench/modes/capacity.py), stepped
+    # down until it held: {"searched", "seconds", "held", "rate",
+    # "percentile_ms", "runs"}; None in files from before it was made.
+    confirmation: dict | None = None
+    db_delay_ms: float = 0.0
+    configuration: str | None = None  # --tune: the deployment chosen for "best"
+    fan_out: int | None = None  # --fan-out: the ratings route's sources per request
+    upstream_delay: str | None = None  # --upstream-delay, as written: 50ms~10ms
+
+
+@dataclass
+class Overload:
+    """One app offered a multiple of its own capacity (--overload, after
+    --slo's search on the same route, connection count and database delay),
+    by the open loop, --repeat runs in rotation (bench/modes/overload.py).
+
+    Per second of the schedule, over its runs: goodput_rps, the 2xx answers
+    within the objective (latency from each request's due time), {"value",
+    "ci95"} over the runs; late_rps, the 2xx beyond it; refused_rps, the 503
+    refusals; errors_rps, {kind: per second}: other_status (any other
+    non-2xx), timeout, socket (reset or closed), not_sent (no connection
+    within the timeout), connect (connections refused: attempts); refusal_ms,
+    the refusals' {"p50", "p99"} (None: none); retry_after, the share of them
+    that carried Retry-After; send_lag_p99_ms, the generator's own lateness,
+    and kept_schedule, whether it stayed within the capacity search's rule;
+    pace, the server's answers in each schedule's second half over the
+    requests due in it."""
+
+    app: str
+    deployment: str
+    route: str
+    connections: int
+    multiple: float
+    capacity_rps: float  # the confirmed capacity the multiple is of
+    offered_rps: float
+    seconds: int  # each run's schedule
+    runs: int
+    goodput_rps: dict
+    late_rps: float
+    refused_rps: float
+    errors_rps: dict
+    refusal_ms: dict | None = None
+    retry_after: float | None = None
+    send_lag_p99_ms: float | None = None
+    kept_schedule: bool = True
+    pace: float | None = None
     db_delay_ms: float = 0.0
     configuration: str | None = None  # --tune: the deployment chosen for "best"
     fan_out: int | None = None  # --fan-out: the ratings route's sources per request
@@ -196,6 +242,7 @@ class Results:
     db_delays_ms: list = field(default_factory=lambda: [0.0])
     tuning: list[Trial] = field(default_factory=list)
     capacity: list[Capacity] = field(default_factory=list)  # --slo
+    overload: list[Overload] = field(default_factory=list)  # --overload: past each capacity
     objective: dict | None = None  # --slo's, or --tune's default: {"percentile", "ms"}
     # Each app's capacity to the baseline's, with its 95 % interval over rounds
     # (bench/intervals.py): {"app", "deployment", "baseline", "route",

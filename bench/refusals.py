@@ -7,6 +7,7 @@ prints the first refusal found, and exits 2."""
 import resource
 import urllib.parse
 
+from bench.modes import MEASURING
 from bench.options import DEFAULT_SLO_STEP
 from bench.plan import plan
 from bench.routes import ROUTES
@@ -53,7 +54,9 @@ def modes(options):
         return "--slo finds the rates to offer itself: not with --rate"
     if options.slo_step != DEFAULT_SLO_STEP and not options.slo:
         return "--slo-step is the capacity search's: give --slo too"
-    return None
+    # A mode's own refusal (refused(options) in bench/modes/): its options' rules.
+    own = (mode.refused(options) for mode in MEASURING if hasattr(mode, "refused"))
+    return next(filter(None, own), None)
 
 
 def target(options):

@@ -24,6 +24,7 @@ MAX_SECONDS = 24 * 3600  # one run of a day at most: more is --repeat's
 MAX_REPEAT = 1000
 MAX_FAN_OUT = 32  # rating sources per request: ports of one upstream process
 MAX_UPSTREAM_DELAY = 10.0  # seconds: far past any UPSTREAM_TIMEOUT worth measuring
+MAX_MULTIPLE = 100  # --overload: 100x a capacity is past any queue worth measuring
 MIN_DELAY = 1e-6  # the delay proxy's resolution: its --delay is written in ms, %g
 
 
@@ -118,6 +119,18 @@ def rate_list(text):
             f"offer (bench/load/openloop): {text!r}"
         )
     return unique(values, text)
+
+
+def multiple_list(text):
+    """--overload: '0.5,1,2' -> (0.5, 1.0, 2.0): multiples of each app's
+    capacity, each once, above 0 and at most MAX_MULTIPLE."""
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise Refused(f"not a list of multiples of the capacity: {text!r}") from None
+    if not all(0 < value <= MAX_MULTIPLE for value in values):  # NaN fails both
+        raise Refused(f"multiples of the capacity above 0 and at most {MAX_MULTIPLE:g}: {text!r}")
+    return tuple(unique(values, text))
 
 
 def delay_list(text):

@@ -1,8 +1,9 @@
 """The kinds of measurement, one module each: the pgbench ceiling, the
 closed-loop peak, the open-loop rate, the database-delay sweep, the ratings
 route's fan-out sweep, the server matrix, the proxy comparison, the replica
-comparison, --tune, the capacity at a latency objective (--slo), and the CPU
-per request by part (of every run the others measure).
+comparison, --tune, the capacity at a latency objective (--slo), goodput
+past it (--overload), and the CPU per request by part (of every run the
+others measure).
 
 What a mode may define (each is looked up, none is required):
 - steps(options, apps) -> {kind: (count, seconds each)}: its share of the
@@ -15,7 +16,9 @@ What a mode may define (each is looked up, none is required):
   before it at this delay;
 - section(results) -> Markdown lines: its part of the report;
 - CHARTS: the chart functions of bench/report/charts/ it draws, with their
-  file suffixes.
+  file suffixes;
+- refused(options) -> a sentence or None: why its options cannot run with
+  the others (bench/refusals.py asks every measuring mode).
 
 Adding a mode is adding its module here: its name in MODES, in the place its
 section takes in the report, and in MEASURING if it measures."""
@@ -27,6 +30,7 @@ from bench.modes import (
     db_delay,
     fan_out,
     open_loop,
+    overload,
     peak,
     proxy_cost,
     replica_sweep,
@@ -39,6 +43,7 @@ from bench.report.markdown import markdown
 MODES = [
     ceiling,
     capacity,
+    overload,
     tune,
     fan_out,
     proxy_cost,
@@ -51,8 +56,9 @@ MODES = [
 ]
 # In the order they measure at each database delay: the ceiling before the apps
 # start, the closed loop (or --tune's) before the capacity search, which starts
-# from its peaks, and the open loop, whose auto rates are fractions of them.
-MEASURING = [ceiling, peak, tune, capacity, open_loop]
+# from its peaks, the overload after it (multiples of its capacities), and the
+# open loop, whose auto rates are fractions of the peaks.
+MEASURING = [ceiling, peak, tune, capacity, overload, open_loop]
 
 
 def report(results):

@@ -18,8 +18,18 @@ that grows passes a percentile over a step short beside the objective (at
 1 s objective): it cannot pass the pace. A step where the generator could
 not keep its schedule (its own lateness, send_lag_ms, beyond LATE of the
 objective) is offered once more;
-invalid again, it counts as broken, and the report says so. The capacity is
-the highest rate that held below the lowest that broke; its 95 % interval
+invalid again, it counts as broken, and the report says so.
+
+The highest of a few short, noisy steps that held is biased upward (Flask's
+626 req/s held over 3 s steps; 626 offered again for 6 s had a p99 of 190 ms,
+near twice the objective). So the search's capacity is then confirmed: offered
+once more, for CONFIRM_STEPS steps' length in one run, it must hold; where it
+breaks, the capacity steps down by the search's resolution (TOLERANCE: to the
+broken rate / 1.1, or to a rate the search held in between) until a
+confirmation holds, at most CONFIRM_TRIES runs (k6 and TailBench keep a load
+only where it held for its whole length). A confirmation counts as a step's
+verdict in every round: the capacity is the highest rate that held below the
+lowest that broke, confirmations included; its 95 % interval
 bootstraps over the rounds (bench/intervals.py), every step's verdict
 recomputed from the rounds drawn, from the 2.5th percentile of the
 capacities to the 97.5th of the lowest rates that broke above them: the
@@ -56,6 +66,8 @@ LATE = 0.5
 LATE_FLOOR_MS = 5.0
 PACE = 0.1  # the share of the second half's due requests a step may leave unanswered
 RETRIES = 2  # the rounds' room for steps offered again, beyond max_steps
+CONFIRM_STEPS = 3  # a confirmation run is this many search steps long
+CONFIRM_TRIES = 5  # confirmations per search: down to about 0.7x the search's capacity
 EXPLAINS = 1.25  # a bound within this of the closed-loop peak is what saturated it
 
 
@@ -70,9 +82,13 @@ def steps(options, apps):
     if not options.slo:
         return {}
     runs = options.runs
-    count = apps * len(options.routes) * len(runs.connections) * MAX_STEPS * runs.repeat
+    searches = apps * len(options.routes) * len(runs.connections)
     each = options.slo_step + runs.warmup + 1
-    return {"capacity": (count, each)}
+    confirm = CONFIRM_STEPS * options.slo_step + runs.warmup + 1
+    return {
+        "capacity": (searches * MAX_STEPS * runs.repeat, each),
+        "confirm": (searches * CONFIRM_TRIES, confirm),
+    }
 
 
 @dataclasses.dataclass
@@ -91,6 +107,12 @@ class Search:
     tried: dict = dataclasses.field(default_factory=dict)  # rate -> [Reduced per round]
     order: list = dataclasses.field(default_factory=list)  # rates in the order offered
     retried: dict = dataclasses.field(default_factory=dict)  # rate -> the first try's lateness
+    # The confirmation, after the search: rate -> its one long run's Reduced, in
+    # the order offered; the rate confirmed next (None: not begun, or done).
+    confirmations: dict = dataclasses.field(default_factory=dict)
+    confirming: float | None = None
+    confirm_retried: dict = dataclasses.field(default_factory=dict)  # rate -> first lateness
+    searched_rps: float | None = None  # the capacity the search said, before its confirmation
 
     def __post_init__(self):
         self.rate = max(1.0, float(round(self.peak_rps)))
@@ -127,12 +149,33 @@ class Search:
         return float(round((held + broke) / 2))
 
     def verdicts(self, drawn):
-        """{rate: held} over the rounds drawn (indices, repeats allowed)."""
-        return {
+        """{rate: held} over the rounds drawn (indices, repeats allowed); a
+        confirmation's verdict, the longer run, in every draw and over the
+        search's at its rate."""
+        found = {
             rate: holds([runs[i] for i in drawn], self.objective)
             for rate, runs in self.tried.items()
             if all(runs)
         }
+        for rate, run in self.confirmations.items():
+            found[rate] = holds([run], self.objective)
+        return found
+
+    def confirm(self, report=None):
+        """The confirmation's next rate, after the run at the current one
+        (report; None: begin with the search's capacity). A run the generator
+        was late for is offered once more, as a step is."""
+        if report is None:
+            self.searched_rps = self.capacity(range(self.rounds))
+        else:
+            run, rate = reduced(report, self.objective), self.confirming
+            if not run.valid and rate not in self.confirm_retried:
+                self.confirm_retried[rate] = run.late_ms
+                return
+            self.confirmations[rate] = run
+        self.confirming = next_confirmation(
+            self.capacity(range(self.rounds)), self.confirmations, self.objective
+        )
 
     def capacity(self, drawn):
         """The capacity the rounds drawn say: the highest rate that held below
@@ -172,22 +215,14 @@ class Reduced:
 
 def reduced(report, objective):
     """A run's Reduced against the objective."""
-    histogram = decoded(report["histogram"])
-    limit_us = objective.ms * 1000
-    beyond = sum(
-        item.count_at_value_iterated_to
-        for item in histogram.get_recorded_iterator()
-        if item.value_iterated_to > limit_us
-    )
     answered = report["ok"] + report["non_2xx"]
-    late = (report.get("send_lag_ms") or {}).get("p99", 0.0)
-    allowed = max(LATE_FLOOR_MS, objective.ms * LATE)
+    late = late_ms(report)
     return Reduced(
         answered=answered,
         failed=report["sent"] - report["ok"],
-        beyond=beyond,
+        beyond=beyond(decoded(report["histogram"]), objective.ms),
         late_ms=late,
-        valid=late <= allowed,
+        valid=late <= allowed_late_ms(objective),
         histogram=report["histogram"],
         opened=report.get("connections_opened") or 0,
         round_trips=report.get("round_trips_per_request"),
@@ -195,6 +230,30 @@ def reduced(report, objective):
         paced=(report.get("pace") or {}).get("answered", 0),
         due=(report.get("pace") or {}).get("due", 0),
     )
+
+
+def late_ms(report):
+    """The generator's own p99 lateness in a run (due time to release)."""
+    return (report.get("send_lag_ms") or {}).get("p99", 0.0)
+
+
+def allowed_late_ms(objective):
+    """The most of it a run may have and still be judged (LATE, LATE_FLOOR_MS)."""
+    return max(LATE_FLOOR_MS, objective.ms * LATE)
+
+
+def next_confirmation(value, confirmations, objective, tries=CONFIRM_TRIES):
+    """The rate to confirm next, or None when done. value: the capacity the
+    verdicts say so far, confirmations included (0: none held); confirmations:
+    {rate: Reduced}. Done when one held, or after `tries`. Else the capacity
+    first; below a rate that broke, the highest the search held under it if
+    within the resolution (TOLERANCE), else that rate / (1 + TOLERANCE)."""
+    if len(confirmations) >= tries or any(holds([r], objective) for r in confirmations.values()):
+        return None
+    rate = value
+    if confirmations:
+        rate = max(value, float(math.floor(min(confirmations) / (1 + TOLERANCE))))
+    return rate if rate >= 1 else None
 
 
 def holds(runs, objective):
@@ -237,11 +296,20 @@ def capacity_of(verdicts):
     return bracket(verdicts)[0] or 0.0
 
 
-def merged(runs):
-    """The runs' histograms added up (one HdrHistogram)."""
-    total = decoded(runs[0].histogram)
-    for run in runs[1:]:
-        total.add(decoded(run.histogram))
+def beyond(histogram, limit_ms):
+    """How many of an HdrHistogram's values (microseconds) are beyond limit_ms."""
+    return sum(
+        item.count_at_value_iterated_to
+        for item in histogram.get_recorded_iterator()
+        if item.value_iterated_to > limit_ms * 1000
+    )
+
+
+def merged(encoded):
+    """Encoded histograms added up (one HdrHistogram)."""
+    total = decoded(encoded[0])
+    for more in encoded[1:]:
+        total.add(decoded(more))
     return total
 
 
@@ -269,6 +337,7 @@ def run(stage, found):
                     rps = start.summary.requests_per_s  # its deployment: "best" for --tune's
                     starts.append((target, route, connections, rps, start.deployment))
     kept = searched(stage, starts, options.slo, options.slo_step, runs.repeat)
+    kept = confirmed(stage, kept, options.slo_step)
     ratios, floors = ratio_records(kept)
     return {
         "capacity": [record(s, options.slo_step) for s in kept],
@@ -294,17 +363,54 @@ def searched(stage, starts, objective, seconds, rounds, max_steps=MAX_STEPS, kin
     )
 
     def measure(target, step, context):
-        search = searches[(target.label, step.route.key, step.connections)]
-        runs = dataclasses.replace(context.runs, connections=[step.connections])
-        offered = open_loop.generator(target, step.route, step.rate, runs)
-        report = measure_once(target, step.route, context.db, runs, context.log, offered)
-        search.add(step.repeat, report)
+        report = offered(target, step, context)
+        searches[(target.label, step.route.key, step.connections)].add(step.repeat, report)
         return report
 
     connections = list(dict.fromkeys(start[2] for start in starts))
     planned_rounds = planned(step_runs, stage.routes, connections, searches, max_steps, kind)
     measure_in_rotation(step_stage, planned_rounds, measure, open_loop.describe)
     return [s for s in searches.values() if s.target.measurable and s.tried]
+
+
+def confirmed(stage, searches, seconds):
+    """The searches, each then confirmed (Search.confirm) by runs of
+    CONFIRM_STEPS x `seconds`, the apps in rotation: those whose target was
+    still measured at the end."""
+    by_key = {(s.target.label, s.route.key, s.connections): s for s in searches}
+    for search in searches:
+        search.confirm()
+    runs = dataclasses.replace(stage.context.runs, duration=CONFIRM_STEPS * seconds, repeat=1)
+    confirm_stage = dataclasses.replace(
+        stage, context=dataclasses.replace(stage.context, runs=runs)
+    )
+
+    def measure(target, step, context):
+        report = offered(target, step, context)
+        by_key[(target.label, step.route.key, step.connections)].confirm(report)
+        return report
+
+    rounds = []
+    for route in stage.routes:
+        for connections in dict.fromkeys(s.connections for s in searches):
+            for _ in range(CONFIRM_TRIES + RETRIES):
+
+                def step(target, route=route, connections=connections):
+                    search = by_key.get((target.label, route.key, connections))
+                    if search is None or search.confirming is None:
+                        return None
+                    return Step("confirm", route, connections, search.confirming)
+
+                rounds.append(step)
+    measure_in_rotation(confirm_stage, rounds, measure, open_loop.describe)
+    return [s for s in searches if s.target.measurable]
+
+
+def offered(target, step, context):
+    """The open loop's report of one step: step.rate offered on step.route."""
+    runs = dataclasses.replace(context.runs, connections=[step.connections])
+    generator = open_loop.generator(target, step.route, step.rate, runs)
+    return measure_once(target, step.route, context.db, runs, context.log, generator)
 
 
 def peak_of(peaks, target, route, connections):
@@ -344,7 +450,6 @@ def record(search, step_seconds):
     everything = list(range(search.rounds))
     value = search.capacity(everything)
     ci95 = intervals.bootstrap_range(search.rounds, search.bracket)
-    verdicts = search.verdicts(everything)
     target = search.target
     return Capacity(
         app=target.app,
@@ -357,28 +462,57 @@ def record(search, step_seconds):
             objective=search.objective.as_dict(),
             bracket=list(search.bracket(everything)),
         ),
-        steps=[step_record(search, rate, verdicts[rate]) for rate in search.order],
+        steps=[step_record(search, rate) for rate in search.order],
         peak_rps=search.peak_rps,
         bound=bound(search, value),
         connection_model=connection_model(search, value),
         step_seconds=step_seconds,
+        confirmation=confirmation_record(search, step_seconds),
         db_delay_ms=target.db_delay * 1000,
         configuration=target.deployment if search.deployment != target.deployment else None,
         **target.condition,
     )
 
 
-def step_record(search, rate, held):
+def step_record(search, rate):
+    """A step of the search: its rounds' figures and verdict (not its confirmation's)."""
     runs = search.tried[rate]
-    total = merged(runs)
-    p = search.objective.percentile
+    held = holds(runs, search.objective)
+    return figures(runs, search.objective, rate, held, search.retried.get(rate))
+
+
+def confirmation_record(search, step_seconds):
+    """The confirmation: the capacity the search said, each run's length, its
+    runs in order (their figures), and the rate that held, or None where none
+    did (or the search held no rate to confirm). None for an unconfirmed search."""
+    if search.searched_rps is None:
+        return None
+    runs = [
+        figures([run], search.objective, rate, holds([run], search.objective), late)
+        for rate, run in search.confirmations.items()
+        for late in [search.confirm_retried.get(rate)]
+    ]
+    held = next((run for run in runs if run["held"]), None)
+    return {
+        "searched": search.searched_rps,
+        "seconds": CONFIRM_STEPS * step_seconds,
+        "held": held is not None,
+        "rate": held and held["rate"],
+        "percentile_ms": held and held["percentile_ms"],
+        "runs": runs,
+    }
+
+
+def figures(runs, objective, rate, held, retried_ms):
+    """What the record of a step (or a confirmation) says of its runs."""
+    total = merged([run.histogram for run in runs])
     invalid = [run.late_ms for run in runs if not run.valid]
     return {
         "rate": rate,
         "held": held,
         "answered": sum(run.answered for run in runs),
         "failed": sum(run.failed for run in runs),
-        "percentile_ms": total.get_value_at_percentile(p) / 1000,
+        "percentile_ms": total.get_value_at_percentile(objective.percentile) / 1000,
         "mean_ms": total.get_mean_value() / 1000,
         "rounds": len(runs),
         "round_trips": mean_of([run.round_trips for run in runs if run.round_trips]),
@@ -393,8 +527,8 @@ def step_record(search, rate, held):
         ),
         "retried": (
             f"offered again: the generator was late the first time (send lag p99 "
-            f"{search.retried[rate]:,.1f} ms)"
-            if rate in search.retried
+            f"{retried_ms:,.1f} ms)"
+            if retried_ms is not None
             else None
         ),
     }
@@ -406,7 +540,10 @@ def mean_of(values):
 
 
 def at_capacity(search, value):
-    """(rate, its runs) of the step the capacity is: its rate, else the lowest offered."""
+    """(rate, its runs) of the step the capacity is: its confirmation, else
+    its step, else the lowest offered."""
+    if value in search.confirmations:
+        return value, [search.confirmations[value]]
     rate = value if value in search.tried else min(search.tried)
     return rate, search.tried[rate]
 

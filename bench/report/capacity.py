@@ -36,6 +36,7 @@ HEADER = [
     "x {base}",
     "closed-loop req/s",
     "p{p:g} at capacity, ms",
+    "confirmed: p{p:g} over its run",
     "bound that binds",
     "open loop's connections",
 ]
@@ -47,6 +48,8 @@ def capacity_cell(found):
     if estimate.get("ci95"):
         low, high = estimate["ci95"]
         cell += f" ({low:,.0f}-{high:,.0f})"
+    if found.confirmation and found.confirmation["runs"] and not found.confirmation["held"]:
+        cell += " (not confirmed)"
     return cell
 
 
@@ -56,21 +59,51 @@ def percentile_at(found):
     return number(step["percentile_ms"], "{:,.1f}") if step else "-"
 
 
+def confirmed_cell(found):
+    """The confirmation beside the capacity: its percentile and length, the
+    rates it stepped down from; "-" for a file from before confirmations."""
+    confirmation = found.confirmation
+    if not confirmation:
+        return "-"
+    runs, seconds = confirmation["runs"], confirmation["seconds"]
+    if not runs:
+        return "no rate to confirm"
+    if confirmation["held"]:
+        cell = f"{confirmation['percentile_ms']:,.1f} ms over {seconds:g} s"
+    else:
+        cell = f"not confirmed: {len(runs)} runs of {seconds:g} s broke"
+    broke = [run for run in runs if not run["held"]]
+    if broke and confirmation["held"]:
+        cell += "; down from " + ", ".join(
+            f"{run['rate']:,.0f} ({run['percentile_ms']:,.1f} ms)" for run in broke
+        )
+    return cell
+
+
+def verdict(step):
+    """held or broke, and why it broke where the percentile does not say."""
+    words = "held" if step["held"] else "broke"
+    if step["invalid"]:
+        words = f"invalid ({step['invalid']})"
+    elif step["failed"]:
+        words += f", {step['failed']:,} failed"
+    elif step.get("behind"):
+        words += f", {step['behind']}"
+    if step.get("retried"):
+        words += " (offered twice: the generator was late the first time)"
+    return words
+
+
 def trail(found):
     """The search's steps: rate, its merged percentile, held or not."""
-    parts = []
-    for step in found.steps:
-        verdict = "held" if step["held"] else "broke"
-        if step["invalid"]:
-            verdict = f"invalid ({step['invalid']})"
-        elif step["failed"]:
-            verdict += f", {step['failed']:,} failed"
-        elif step.get("behind"):
-            verdict += f", {step['behind']}"
-        if step.get("retried"):
-            verdict += " (offered twice: the generator was late the first time)"
-        parts.append(f"{step['rate']:,.0f}: {step['percentile_ms']:,.1f} ms {verdict}")
-    return "; ".join(parts)
+    words = [f"{s['rate']:,.0f}: {s['percentile_ms']:,.1f} ms {verdict(s)}" for s in found.steps]
+    confirmation = found.confirmation
+    if confirmation and confirmation["runs"]:
+        runs = confirmation["runs"]
+        words[-1] += f"; then confirmed over {confirmation['seconds']:g} s: " + "; ".join(
+            f"{run['rate']:,.0f}: {run['percentile_ms']:,.1f} ms {verdict(run)}" for run in runs
+        )
+    return "; ".join(words)
 
 
 def section(results):
@@ -93,6 +126,14 @@ def section(results):
         'their interval or the A/A floor read "no measurable difference".',
         "",
     ]
+    confirmation = next((c.confirmation for c in found if c.confirmation), None)
+    if confirmation:
+        lines[-1:] = [
+            f"Each capacity then confirmed: offered again for {confirmation['seconds']:g} s in "
+            "one run, it must hold, else it steps down by the search's resolution until one "
+            "does (the highest of short, noisy steps that held is biased upward).",
+            "",
+        ]
     groups = dict.fromkeys(where(c) for c in found)
     closed = {(m.app, *where(m)): m.summary.requests_per_s for m in results.measurements}
     for group in groups:
@@ -116,6 +157,7 @@ def section(results):
                     "1" if c.app == base else intervals.words(ratios.get(c.app), floor),
                     number(closed.get((c.app, *where(c)))),
                     percentile_at(c),
+                    confirmed_cell(c),
                     f"{c.bound['name']}: {c.bound['why']}" if c.bound else "-",
                     c.connection_model["words"] if c.connection_model else "-",
                 ]

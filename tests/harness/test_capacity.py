@@ -4,6 +4,7 @@ known capacity, the verdicts from real HdrHistograms, the bootstrap on
 made-up rounds, --tune's choice over Trials, the A/A arms of the lineup. The
 search against real servers is tests/harness/test_capacity_run.py."""
 
+import math
 import random
 
 import pytest
@@ -74,6 +75,74 @@ def test_the_search_converges_on_a_known_capacity_from_any_peak(peak):
     assert len(search.order) <= capacity.MAX_STEPS
 
 
+def confirmed(search, server):
+    """The search's confirmation, each run's report from server(rate)."""
+    search.confirm()
+    while search.confirming is not None:
+        search.confirm(server(search.confirming))
+    return search
+
+
+def test_a_capacity_that_holds_when_offered_again_is_confirmed_at_once():
+    search = confirmed(searched(model_server(400), 1000), model_server(400))
+    found = capacity.confirmation_record(search, 10)
+    assert found["held"] and found["rate"] == search.searched_rps == search.capacity(range(1))
+    assert [run["rate"] for run in found["runs"]] == [found["rate"]]
+    assert found["seconds"] == capacity.CONFIRM_STEPS * 10
+
+
+def test_a_capacity_the_noise_flattered_steps_down_until_a_confirmation_holds():
+    """The search's short steps held up to 460 (its noise); a longer run holds
+    only up to 400: the capacity steps down by the resolution, below 400."""
+    search = searched(model_server(460), 460)
+    first = search.capacity(range(1))
+    assert first > 400
+    confirmed(search, model_server(400))
+    found = capacity.confirmation_record(search, 10)
+    rates = [run["rate"] for run in found["runs"]]
+    assert rates[0] == first and found["held"] and rates[-1] == found["rate"] <= 400
+    assert all(not run["held"] for run in found["runs"][:-1])
+    # each step down at most the resolution, or to a rate the search held in between
+    for higher, lower in zip(rates, rates[1:], strict=False):
+        assert lower >= math.floor(higher / (1 + capacity.TOLERANCE))
+    assert search.capacity(range(1)) == found["rate"] >= 400 / (1 + capacity.TOLERANCE) ** 2
+    held, broke = search.bracket(range(1))
+    assert (held, broke) == (found["rate"], rates[-2])  # the lowest confirmation that broke
+
+
+def test_the_step_down_is_bounded_and_an_unconfirmed_capacity_says_so():
+    search = confirmed(searched(model_server(400), 400), lambda rate: report([500.0] * 100))
+    found = capacity.confirmation_record(search, 10)
+    assert not found["held"] and found["rate"] is None
+    assert len(found["runs"]) == capacity.CONFIRM_TRIES
+
+
+@pytest.mark.parametrize(
+    ("value", "broke", "expected"),
+    [
+        (500.0, [], 500.0),  # the search's capacity first
+        (0.0, [], None),  # no rate held: nothing to confirm
+        (400.0, [500.0], 454.0),  # below a broken rate by the resolution
+        (470.0, [500.0], 470.0),  # or to a rate the search held within it
+        (0.0, [1.0], None),  # nothing left below 1 req/s
+    ],
+)
+def test_the_next_confirmation(value, broke, expected):
+    slow = capacity.reduced(report([500.0] * 100), P99_100)
+    tried = dict.fromkeys(broke, slow)
+    assert capacity.next_confirmation(value, tried, P99_100) == expected
+
+
+def test_a_confirmation_the_generator_was_late_for_is_offered_once_more():
+    search = searched(model_server(400), 400)
+    search.confirm()
+    rate = search.confirming
+    search.confirm(report([10.0] * 100, late_ms=80.0))
+    assert search.confirming == rate and search.confirm_retried == {rate: 80.0}
+    search.confirm(report([10.0] * 100))
+    assert search.confirming is None and capacity.confirmation_record(search, 1)["held"]
+
+
 def test_a_capacity_no_rate_kept_is_zero():
     search = searched(lambda rate: report([500.0] * 100), 50)
     assert search.capacity(range(1)) == 0.0 and min(search.order) >= 1
@@ -110,8 +179,9 @@ def test_a_step_whose_answers_fell_behind_its_schedule_breaks_within_its_objecti
     assert capacity.holds([small], P99_100)
     search = searched(lambda rate: report([10.0] * 200, pace=min(1.0, 400 / rate)), 1000)
     assert 400 * 0.85 <= search.capacity(range(1)) <= 400 * (1 + capacity.PACE)
-    step = capacity.step_record(search, 1000.0, False)
+    step = capacity.step_record(search, 1000.0)
     assert "fell behind: 40%" in step["behind"] and step["pace"] == pytest.approx(0.4)
+    assert step["held"] is False
 
 
 def test_the_interval_holds_the_capacity_and_the_noise_between_rounds():

@@ -17,6 +17,7 @@ import threading
 import time
 
 import pytest
+from hdrh.histogram import HdrHistogram
 
 from bench.load import openloop, wrk
 from bench.routes import ROUTES
@@ -46,8 +47,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             server.bodies.append(body)
         time.sleep(server.delay)
         data = b'{"ok": true}'
+        status = server.status(number)
         try:
-            self.send_response(server.status(number))
+            self.send_response(status)
+            if status == 503 and server.retry_after:
+                self.send_header("Retry-After", "1")
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -72,6 +76,7 @@ def known_server():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     server.delay, server.status = 0.0, lambda number: 200
+    server.retry_after = False  # a 503 carries Retry-After
     server.count, server.bodies, server.lock = 0, [], threading.Lock()
     server.connections = 0
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -138,6 +143,17 @@ def test_non_2xx_answers_are_failures_counted_by_status(known_server):
     result = measure(known_server.url + "/", rate=100, duration=2, connections=1)
     assert result["statuses"] == {"200": 100, "503": 100}
     assert (result["ok"], result["non_2xx"], result["success_rate"]) == (100, 100, 0.5)
+    assert HdrHistogram.decode(result["ok_histogram"]).get_total_count() == 100  # the 2xx alone
+    refused = result["refused"]
+    assert (refused["count"], refused["retry_after"]) == (100, 0)
+    assert 0 < refused["latency_ms"]["p50"] <= refused["latency_ms"]["p99"]
+
+
+def test_a_refusal_s_retry_after_is_counted(known_server):
+    known_server.status = lambda number: 503 if number % 4 else 200
+    known_server.retry_after = True
+    result = measure(known_server.url + "/", rate=100, duration=1, connections=2)
+    assert result["refused"]["count"] == result["refused"]["retry_after"] == 75
 
 
 def test_timeouts_are_failures_and_the_run_still_ends(known_server):

@@ -44,7 +44,10 @@ ok is exact: every 2xx a POST run counts is a write the server confirmed.
 latency_ms, the spectrum and per_second time the answered requests (any
 status); failed ones are counted, not timed. pace counts the answers that
 ended in the schedule's second half against the requests due in it: about
-equal where the server kept up, fewer where its queue grew.
+equal where the server kept up, fewer where its queue grew. A 503 (an app's
+refusal past its capacity) is a non-2xx too; `refused` counts them apart,
+with their latency and how many carried Retry-After, and `ok_histogram` holds
+the 2xx answers' latencies alone (goodput: those within an objective).
 """
 
 import sys
@@ -63,6 +66,12 @@ MARKER = "OPENLOOP_JSON "
 # (before this bound) the release loop never yielded and never ended.
 MAX_RATE = 50_000
 AUTO_FRACTIONS = (0.25, 0.5, 0.75, 0.9)
+# Requests that failed: sent but no answer within the timeout (a POST may
+# still have been written), never sent (no free connection within the
+# timeout: certainly not written), the connection broke; and "connect":
+# attempts to open a connection that failed (attempts, not requests).
+ERROR_KINDS = ("timeout", "not_sent", "socket", "connect")
+REFUSED = 503  # a server's refusal past its capacity (Service Unavailable)
 
 
 class OpenLoopError(RuntimeError):

@@ -7,16 +7,11 @@ import time
 
 from hdrh.histogram import HdrHistogram
 
-from . import NAME, version
+from . import ERROR_KINDS, NAME, REFUSED, version
 
 PERCENTILES = (50, 90, 95, 99, 99.9)
 # HdrHistogram range in microseconds: 1 us to 1 h, 3 significant digits.
 HIGHEST_US = 3_600_000_000
-# Requests that failed: sent but no answer within the timeout (a POST may
-# still have been written), never sent (no free connection within the
-# timeout: certainly not written), the connection broke; and "connect":
-# attempts to open a connection that failed (attempts, not requests).
-ERROR_KINDS = ("timeout", "not_sent", "socket", "connect")
 
 
 def clock():
@@ -34,6 +29,11 @@ class Recorder:
         self.half = (start + duration / 2, start + duration)
         self.answered_in_half = 0
         self.latency = HdrHistogram(1, HIGHEST_US, 3)
+        # Of the answers in latency: the 2xx (what goodput counts within an
+        # objective) and the 503 refusals, which should be cheap and early.
+        self.ok_latency = HdrHistogram(1, HIGHEST_US, 3)
+        self.refused = HdrHistogram(1, HIGHEST_US, 3)
+        self.retry_after = 0  # 503s that carried Retry-After
         self.service = HdrHistogram(1, HIGHEST_US, 3)  # from the actual send
         # When the generator released a request - when it was due: its own
         # lateness, before any wait for a connection.
@@ -48,12 +48,17 @@ class Recorder:
     def released(self, intended, now):
         self.lag.record_value(max(1, round((now - intended) * 1e6)))
 
-    def answered(self, status, intended, sent_at, now):
+    def answered(self, status, intended, sent_at, now, retry_after=False):
         self.statuses[status] += 1
         self.last_answer = max(self.last_answer, now)
         self.answered_in_half += self.half[0] <= now < self.half[1]
         latency_us = max(1, round((now - intended) * 1e6))
         self.latency.record_value(latency_us)
+        if 200 <= status < 300:
+            self.ok_latency.record_value(latency_us)
+        elif status == REFUSED:
+            self.refused.record_value(latency_us)
+            self.retry_after += retry_after
         self.service.record_value(max(1, round((now - sent_at) * 1e6)))
         self.per_second[int(intended - self.start)].append(latency_us / 1000)
 
@@ -127,6 +132,15 @@ def report(recorder, load, total, start):
         # The latency histogram itself (HdrHistogram's compressed base64), so
         # that runs can be merged: percentiles are never averaged.
         "histogram": recorder.latency.encode().decode("ascii"),
+        # The 2xx answers' alone (goodput: those within an objective), and
+        # the 503 refusals' latency, with how many carried Retry-After.
+        "ok_histogram": recorder.ok_latency.encode().decode("ascii"),
+        "refused": {
+            "count": recorder.statuses.get(REFUSED, 0),
+            "retry_after": recorder.retry_after,
+            "latency_ms": percentiles_ms(recorder.refused),
+            "histogram": recorder.refused.encode().decode("ascii"),
+        },
         "per_second": series(recorder.per_second, load.duration),
         "generator": {"name": NAME, "version": version()},
     }

@@ -6,10 +6,19 @@ harness when a run first draws): the modes name theirs in CHARTS
 from bench.report.charts.decision import draw_decision
 from bench.report.charts.latency import draw_latency
 from bench.report.charts.matrix import draw_matrix
+from bench.report.charts.overload import draw_overload
 from bench.report.charts.peak import draw
 from bench.report.charts.sweep import draw_sweep
 
-__all__ = ["draw", "draw_decision", "draw_latency", "draw_matrix", "draw_sweep", "drawn"]
+__all__ = [
+    "draw",
+    "draw_decision",
+    "draw_latency",
+    "draw_matrix",
+    "draw_overload",
+    "draw_sweep",
+    "drawn",
+]
 
 
 def drawn(results, base, charts, suffixes=None):
