@@ -10,6 +10,11 @@ server's queue:
 * in the sync apps, the time it waited in gunicorn's worker for a thread
   (common/gthread.py stamps it; the app cannot see that queue otherwise):
   a request that spent its budget there is refused before any work;
+* in the async apps, the event loop's lag: a loop that reads and starts every
+  request falls behind when it has more than it can run, and a request read
+  now waits about that long for its turn (LoopLag; Node's toobusy does the
+  same): while the lag is past the budget, a new request is refused before
+  any work;
 * in every app, the wait for a pool connection (both PoolWrappers): a request
   the pool cannot serve within what is left of its budget, by the queue ahead
   of it and the time a connection is held, is refused at once, and one whose
@@ -20,6 +25,8 @@ database round trip, and writes nothing. QUEUE_BUDGET=0 turns admission off:
 then only POOL_TIMEOUT bounds the pool's queue.
 """
 
+import asyncio
+import contextlib
 import threading
 import time
 
@@ -92,3 +99,30 @@ class Budget:
         if left is not None and left < timeout:
             return Overloaded()
         return TimeoutError("no free database connection")
+
+
+class LoopLag:
+    """How far behind the running event loop is: a task asks to wake every
+    INTERVAL seconds and records how late it woke. Started and stopped with
+    the server's loop (each async PoolWrapper's open and close)."""
+
+    INTERVAL = 0.01  # seconds: a wake-up every 10 ms costs the loop next to nothing
+
+    def __init__(self):
+        self.seconds = 0.0  # the lateness of the last wake-up
+        self._task = None
+
+    def start(self):
+        self._task = asyncio.get_running_loop().create_task(self._watch())
+
+    async def stop(self):
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _watch(self):
+        while True:
+            asked = time.monotonic()
+            await asyncio.sleep(self.INTERVAL)
+            self.seconds = max(0.0, time.monotonic() - asked - self.INTERVAL)

@@ -244,3 +244,42 @@ def test_a_request_that_waited_its_budget_in_gunicorns_queue_is_refused(
     assert (write.status_code, write.json()) == (503, OVERLOADED)
     assert write.headers["Retry-After"] == "1"
     assert query(db, "SELECT count(*) FROM review") == [(0,)]
+
+
+def test_the_async_pool_refuses_while_the_event_loop_lags_past_the_budget(database_url):
+    """A loop blocked for 0.2 s wakes its lag watcher that late: new requests are
+    refused until the loop has caught up, then admitted again."""
+
+    async def scenario():
+        pool = async_pool_wrapper.PoolWrapper(
+            database_url, min_size=0, max_size=1, timeout=10, queue_budget=0.05
+        )
+        await pool.open()
+        try:
+            await asyncio.sleep(0.05)
+            await pool.admit()  # on time: admitted
+            time.sleep(0.2)  # what a blocking call does to the loop
+            await asyncio.sleep(0.001)  # the watcher's wake-up, 0.19 s late, runs first
+            with pytest.raises(admission.Overloaded):
+                await pool.admit()
+            await asyncio.sleep(0.05)  # caught up
+            await pool.admit()
+        finally:
+            await pool.close()
+
+    asyncio.run(scenario())
+
+
+def test_without_a_budget_the_async_pool_watches_nothing(database_url):
+    async def scenario():
+        pool = async_pool_wrapper.PoolWrapper(database_url, min_size=0, max_size=1)
+        await pool.open()
+        try:
+            time.sleep(0.2)
+            await asyncio.sleep(0.001)
+            await pool.admit()
+            assert pool._lag._task is None
+        finally:
+            await pool.close()
+
+    asyncio.run(scenario())
