@@ -6,8 +6,8 @@
 #                     stack's .secrets/tls/); made here when missing, a
 #                     self-signed pair for TLS_NAME (localhost) and 127.0.0.1
 #   WRITE_TOKEN_FILE  the write token (/run/secrets/write_token: a Docker
-#                     secret); without it, writes need no token
-#                     (proxy/write-token.sh)
+#                     secret); without it nginx does not start, unless
+#                     WRITES_OPEN=1 (proxy/write-token.sh)
 #   WRITE_TOKEN_CONF  where its map goes (/tmp/nginx/write-token.conf)
 set -eu
 

@@ -47,11 +47,12 @@ def tool(name):
     return path
 
 
-def compose_config(*args):
+def compose_config(*args, files=("compose.yaml",), profile="bench"):
     """docker-compose config, interpolated with the file's own defaults only."""
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/")}
+    named = [word for name in files for word in ("-f", name)]
     return subprocess.run(
-        [tool("docker-compose"), "--profile", "bench", "config", *args],
+        [tool("docker-compose"), *named, "--profile", profile, "config", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -62,6 +63,16 @@ def compose_config(*args):
 @pytest.fixture(scope="module")
 def services():
     completed = compose_config("--format", "json")
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)["services"]
+
+
+@pytest.fixture(scope="module")
+def tls_services():
+    """compose.yaml with compose.tls.yaml, the tls profile on."""
+    completed = compose_config(
+        "--format", "json", files=["compose.yaml", "compose.tls.yaml"], profile="tls"
+    )
     assert completed.returncode == 0, completed.stderr
     return json.loads(completed.stdout)["services"]
 
@@ -188,6 +199,19 @@ def test_every_service_is_hardened(services, name):
     assert service["healthcheck"]["test"]
     assert set(service["deploy"]["resources"]["limits"]) == {"cpus", "memory"}
     assert service["restart"] == "unless-stopped"
+
+
+@pytest.mark.parametrize(
+    ("name", "start"), [("proxy", "write-token.sh"), ("proxy-tls", "tls-start.sh")]
+)
+def test_the_proxies_do_not_start_without_the_write_token(tls_services, name, start):
+    """compose's proxy and its TLS profile's run write-token.sh (tls-start.sh
+    ends in it) with the write_token secret, and nothing says WRITES_OPEN:
+    without the token they refuse to start."""
+    service = tls_services[name]
+    assert service["entrypoint"][:2] == ["sh", f"/etc/nginx/{start}"]
+    assert [secret["source"] for secret in service["secrets"]] == ["write_token"]
+    assert "WRITES_OPEN" not in service.get("environment", {})
 
 
 def test_no_password_is_in_the_file_or_the_environment(services):

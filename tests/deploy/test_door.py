@@ -85,9 +85,55 @@ def test_writes_are_limited_before_reads(door):
 
 
 @pytest.mark.slow  # starts nginx
-def test_no_token_configured_lets_writes_through(door):
+def test_the_benchmarks_door_without_a_token_opens_writes_in_so_many_words(door):
+    """tools/proxy.py's door with no token file says WRITES_OPEN=1 itself."""
     answer = requests.post(f"{door.url}/reviews/", json=REVIEW, verify=door.verify)
     assert answer.status_code == 503  # past the door, to the app that is not there
+
+
+def write_token_sh(tmp_path, token_file, **environment):
+    """proxy/write-token.sh TOKEN_FILE OUTPUT echo started, as an entrypoint
+    runs it, with the environment's WRITES_OPEN replaced by `environment`'s."""
+    env = {key: value for key, value in os.environ.items() if key != "WRITES_OPEN"}
+    return subprocess.run(
+        ["sh", str(ROOT / "proxy" / "write-token.sh"), str(token_file)]
+        + [str(tmp_path / "nginx" / "out.conf"), "echo", "started"],
+        env={**env, **environment},
+        capture_output=True,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize("writes_open", [None, "", "0"])
+def test_no_token_file_refuses_to_start_in_one_line(tmp_path, writes_open):
+    """The door meant to be shut fails shut: no token's file (a Secret not
+    yet created, a mount forgotten) and no word that writes are open, and
+    nginx is never started, its map never written."""
+    environment = {} if writes_open is None else {"WRITES_OPEN": writes_open}
+    completed = write_token_sh(tmp_path, tmp_path / "no-token", **environment)
+    assert completed.returncode == 2 and completed.stdout == ""
+    [line] = completed.stderr.splitlines()
+    assert "no-token" in line and "WRITES_OPEN=1" in line and "Traceback" not in line
+    assert not (tmp_path / "nginx" / "out.conf").exists()
+
+
+def test_writes_open_only_when_said_in_so_many_words(tmp_path):
+    """WRITES_OPEN=1 and no token: every write passes, and it says so; any
+    other word for it is refused in one line; a token present shuts the door
+    whatever WRITES_OPEN says."""
+    opened = write_token_sh(tmp_path, tmp_path / "no-token", WRITES_OPEN="1")
+    assert opened.returncode == 0 and opened.stdout == "started\n"
+    assert "writes need no token" in opened.stderr
+    assert "default 1;" in (tmp_path / "nginx" / "out.conf").read_text()
+    for word in ("yes", "true", "on"):
+        refused = write_token_sh(tmp_path, tmp_path / "no-token", WRITES_OPEN=word)
+        assert refused.returncode == 2 and refused.stdout == ""
+        assert len(refused.stderr.splitlines()) == 1 and "WRITES_OPEN" in refused.stderr
+    token_file = tmp_path / "write_token"
+    token_file.write_text(TOKEN + "\n")
+    shut = write_token_sh(tmp_path, token_file, WRITES_OPEN="1")
+    assert shut.returncode == 0
+    assert "default 0;" in (tmp_path / "nginx" / "out.conf").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -217,6 +263,7 @@ def nginx_test(tmp_path, main, servers, moved):
         "TLS_DIR": str(tmp_path / "tls"),
         "WRITE_TOKEN_FILE": str(tmp_path / "no-token"),
         "WRITE_TOKEN_CONF": str(tmp_path / "nginx" / "write-token.conf"),
+        "WRITES_OPEN": "1",  # the config's validity, not the token's
     }
     subprocess.run(
         ["sh", str(ROOT / "proxy" / "tls-start.sh"), "true"],
@@ -271,6 +318,7 @@ def test_the_certificate_is_made_once(tmp_path):
         "TLS_DIR": str(tmp_path / "tls"),
         "WRITE_TOKEN_FILE": str(tmp_path / "no-token"),
         "WRITE_TOKEN_CONF": str(tmp_path / "write-token.conf"),
+        "WRITES_OPEN": "1",
     }
     start = ["sh", str(ROOT / "proxy" / "tls-start.sh"), "echo", "started"]
     first = subprocess.run(start, env=environment, capture_output=True, text=True, check=True)
