@@ -47,10 +47,15 @@ else
         echo "write-token.sh: $token_file: the token must be 32 to 128 of A-Z a-z 0-9 . _ ~ + / = -" >&2
         exit 2
     fi
+    # A regular expression, not a string: nginx matches a map's strings
+    # ignoring case, its "~" expressions with it, so the token's letters must
+    # match as they are (the scheme's may not: RFC 9110). "." and "+" are the
+    # token's only characters special in one, each a class of its own here.
+    pattern="$(printf '%s' "$token" | sed 's/[.+]/[&]/g')"
     cat >"$output" <<CONF
 map \$http_authorization \$door_token_ok {
     default 0;
-    "Bearer $token" 1;
+    "~^(?i:bearer) $pattern\$" 1;
 }
 CONF
     echo "write-token.sh: writes need the token of $token_file" >&2

@@ -30,7 +30,8 @@ from tests.faults import nginx
 from tests.helpers import query, serve, wait_until
 from tools import ROOT, children, proxy
 
-TOKEN = "t0ken-for-the-door-test-0123456789abcdef"
+# With "." and "+", the characters a regular expression would read otherwise.
+TOKEN = "t0ken.For+the-Door-test-0123456789abcdef"
 REVIEW = {"film_id": 995, "rating": 4}
 
 
@@ -153,7 +154,20 @@ def guarded(app_server, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "authorization", [None, "Bearer wrong", f"Basic {TOKEN}", f"Bearer {TOKEN}x"]
+    "authorization",
+    [
+        None,
+        "Bearer wrong",
+        f"Basic {TOKEN}",
+        f"Bearer {TOKEN}x",
+        f"x Bearer {TOKEN}",
+        # nginx matches a map's strings ignoring case: the token's letters count.
+        f"Bearer {TOKEN.swapcase()}",
+        f"Bearer {TOKEN.upper()}",
+        # "." and "+" are themselves, not any character and "one or more r".
+        f"Bearer {TOKEN.replace('.', 'x')}",
+        f"Bearer {TOKEN.replace('+', 'r')}",
+    ],
 )
 def test_a_write_without_the_token_is_refused(guarded, db, authorization):
     headers = {"Authorization": authorization} if authorization else {}
@@ -167,8 +181,10 @@ def test_a_write_without_the_token_is_refused(guarded, db, authorization):
     assert query(db, "SELECT count(*) FROM review") == before
 
 
-def test_a_write_with_the_token_is_stored_and_reads_need_none(guarded, db):
-    headers = {"Authorization": f"Bearer {TOKEN}"}
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER"])
+def test_a_write_with_the_token_is_stored_and_reads_need_none(guarded, db, scheme):
+    """The token exactly as it is, after a scheme of any case (RFC 9110)."""
+    headers = {"Authorization": f"{scheme} {TOKEN}"}
     answer = requests.post(
         f"{guarded.url}/reviews/", json=REVIEW, headers=headers, verify=guarded.verify
     )
