@@ -226,6 +226,31 @@ def test_every_request_is_a_json_line_in_the_access_log(guarded):
     assert read["request_id"] != write["request_id"]
 
 
+def test_the_access_log_holds_no_query_string(guarded):
+    """A credential a client puts in the query string (or sends as the
+    token) never reaches the access log: its request line is logged without
+    the query."""
+    secret = "s3cret-in-the-query-0123456789"
+    read = requests.get(
+        f"{guarded.url}/films/995/?access_token={secret}&x=1", verify=guarded.verify
+    )
+    assert read.status_code == 200
+    write = requests.post(
+        f"{guarded.url}/reviews/?token={secret}",
+        json=REVIEW,
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        verify=guarded.verify,
+    )
+    assert write.status_code == 201, write.text
+    assert wait_until(lambda: len(logged(guarded)) >= 2, timeout=5), logged(guarded)
+    assert [line["request"] for line in logged(guarded)[-2:]] == [
+        "GET /films/995/ HTTP/1.1",
+        "POST /reviews/ HTTP/1.1",
+    ]
+    text = guarded.access_log.read_text()
+    assert secret not in text and TOKEN not in text
+
+
 @pytest.mark.parametrize(
     "token",
     [
