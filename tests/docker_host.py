@@ -6,6 +6,7 @@ images, loopback ports, and what is left behind.
 
 import contextlib
 import fcntl
+import json
 import os
 import random
 import shutil
@@ -33,6 +34,14 @@ def run(args, env, timeout=120, check=True):
     if check and completed.returncode != 0:
         raise AssertionError(f"{' '.join(args)}: {completed.returncode}\n{completed.stderr}")
     return completed
+
+
+def answered_by(logs, agent):
+    """The app addresses the proxy's access log names for the requests of
+    this User-Agent (the answers name none: no internal address leaves the
+    door)."""
+    lines = [json.loads(line) for line in logs.splitlines() if line.startswith("{")]
+    return {line["upstream"].rsplit(":", 1)[0] for line in lines if line["user_agent"] == agent}
 
 
 def daemon_answers(env):
