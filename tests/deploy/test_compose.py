@@ -178,23 +178,24 @@ def test_only_the_proxy_is_published(services):
 
 
 RUNNING = sorted({"db", "pgbouncer", "proxy", "upstream", *APPS})
+PROXIES = {"proxy", "proxy-tls"}  # nginx: its master starts as root
 
 
-@pytest.mark.parametrize("name", RUNNING)
-def test_every_service_is_hardened(services, name):
+@pytest.mark.parametrize("name", [*RUNNING, "proxy-tls"])
+def test_every_service_is_hardened(tls_services, name):
     """Read-only root filesystem (tmpfs where a path is written), every
-    capability dropped (the proxy's master keeps the three it needs to hand
-    its folders to its workers' user), no privilege gained by exec, a user
+    capability dropped (the proxies' masters keep the three they need to hand
+    their folders to their workers' user), no privilege gained by exec, a user
     that is not root where the image allows, a healthcheck, resource limits
-    and a restart policy."""
-    service = services[name]
+    and a restart policy: compose.yaml's services and compose.tls.yaml's."""
+    service = tls_services[name]
     assert service["read_only"] is True and "/tmp" in service["tmpfs"]
     assert service["cap_drop"] == ["ALL"]
     assert set(service.get("cap_add", [])) <= (
-        {"CHOWN", "SETUID", "SETGID"} if name == "proxy" else set()
+        {"CHOWN", "SETUID", "SETGID"} if name in PROXIES else set()
     )
     assert service["security_opt"] == ["no-new-privileges:true"]
-    if name != "proxy":  # nginx's master starts as root, its workers do not
+    if name not in PROXIES:  # nginx's master starts as root, its workers do not
         assert service["user"].split(":")[0] not in ("", "0", "root")
     assert service["healthcheck"]["test"]
     assert set(service["deploy"]["resources"]["limits"]) == {"cpus", "memory"}

@@ -366,6 +366,7 @@ def test_the_certificate_is_made_once(tmp_path):
     assert first.stdout == "started\n" and "self-signed" in first.stderr
     key, certificate = tmp_path / "tls" / "tls.key", tmp_path / "tls" / "tls.crt"
     assert key.stat().st_mode & 0o077 == 0
+    assert certificate.stat().st_mode & 0o044 == 0o044  # curl --cacert on the host
     text = subprocess.run(
         ["openssl", "x509", "-in", str(certificate), "-noout", "-text"],
         capture_output=True,
@@ -376,6 +377,29 @@ def test_the_certificate_is_made_once(tmp_path):
     made = certificate.read_bytes()
     second = subprocess.run(start, env=environment, capture_output=True, text=True, check=True)
     assert "self-signed" not in second.stderr and certificate.read_bytes() == made
+
+
+def test_a_certificate_folder_it_cannot_write_stops_it_in_one_line(tmp_path):
+    """compose.tls.yaml's proxy has no capability over another user's files:
+    where it can make no certificate, tls-start.sh says so in one line and
+    nginx never starts."""
+    (tmp_path / "a-file").write_text("")
+    environment = {
+        **os.environ,
+        "TLS_DIR": str(tmp_path / "a-file" / "tls"),
+        "WRITE_TOKEN_FILE": str(tmp_path / "no-token"),
+        "WRITE_TOKEN_CONF": str(tmp_path / "write-token.conf"),
+        "WRITES_OPEN": "1",
+    }
+    completed = subprocess.run(
+        ["sh", str(ROOT / "proxy" / "tls-start.sh"), "echo", "started"],
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == 2 and completed.stdout == ""
+    [line] = completed.stderr.splitlines()
+    assert "cannot write a certificate" in line
 
 
 def test_the_tls_profile_is_a_valid_compose_file():
