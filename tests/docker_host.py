@@ -114,13 +114,16 @@ class HostNetwork:
 
 def compose_plugin(config_dir):
     """A DOCKER_CONFIG whose CLI plugin is the pinned Docker Compose
-    (requirements-dev.txt), leaving the user's ~/.docker alone."""
-    binary = shutil.which("docker-compose", path=str(VENV_BIN))
-    if binary is None:
+    (requirements-dev.txt), leaving the user's ~/.docker alone: linked by
+    scripts/compose.sh, the step the README gives a user."""
+    if shutil.which("docker-compose", path=str(VENV_BIN)) is None:
         unavailable("docker-compose is not installed: see requirements-dev.txt")
-    plugins = config_dir / "cli-plugins"
-    plugins.mkdir(parents=True)
-    (plugins / "docker-compose").symlink_to(binary)
+    subprocess.run(
+        ["bash", str(ROOT / "scripts" / "compose.sh"), "--pinned"],
+        env={**os.environ, "DOCKER_CONFIG": str(config_dir)},
+        check=True,
+        capture_output=True,
+    )
     return str(config_dir)
 
 

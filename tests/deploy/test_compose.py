@@ -216,7 +216,7 @@ def test_the_proxies_do_not_start_without_the_write_token(tls_services, name, st
 
 
 def test_no_password_is_in_the_file_or_the_environment(services):
-    """Every password is a secret file (python -m tools.secrets): none in an
+    """Every password is a secret file (python3 -m tools.secrets): none in an
     environment variable, a URL or compose.yaml, and no default that would
     start the stack with postgres/postgres."""
     text = (ROOT / "compose.yaml").read_text()

@@ -524,7 +524,7 @@ def test_the_apps_credentials_cannot_reach_pgbouncers_console(stack, command):
 
 def test_compose_refuses_to_start_without_the_secrets(stack, tmp_path):
     """No secrets folder: `docker compose up` creates no container, and says
-    which secret file it misses (docs/deploy.md: python -m tools.secrets)."""
+    which secret file it misses (docs/deploy.md: python3 -m tools.secrets)."""
     env = {**stack.env, "SECRETS_DIR": str(tmp_path / "none")}
     project = f"{PROJECT}nosecrets"
     command = ["docker", "compose", "-p", project, "-f", str(ROOT / "compose.yaml")]
