@@ -23,21 +23,36 @@ if (($# == 0)); then
     usage >&2
     exit 2
 fi
+# A Ctrl-C before Python takes over: the step it stops (apt-get, pip) is in
+# this process group and stops too, quietly; this says so in Python's words.
+trap 'echo "interrupted: everything started was stopped" >&2; exit 130' INT
+# Each Python step starts with SIGINT, SIGTERM and SIGHUP blocked (GNU env;
+# elsewhere, as they come): one that comes while its modules load is held,
+# neither lost (a module's bare `except:`) nor raised where nothing catches
+# it (a traceback), and delivered once the step can stop cleanly.
+held=()
+if env --block-signal=INT true 2>/dev/null; then
+    held=(env --block-signal=INT --block-signal=TERM --block-signal=HUP)
+fi
+# Before any pip, the system tools these options need (bench/preflight.py,
+# the standard library alone, -S: no site-packages): installed, or refused in
+# one line.
+${held[@]+"${held[@]}"} python3 -S -m bench.preflight "$@"
 if [[ "$1" == "--serve" ]]; then
-    # Before any pip, nginx for --proxy: installed, or refused in one line.
-    python3 -m bench.preflight "$@"
     shift
     bash scripts/venv.sh
     # tools/serve.py reads and checks the rest (one line, exit 2, if wrong),
     # and stops what it started on Ctrl-C, SIGTERM or SIGHUP.
-    exec .venv/bin/python -m tools.serve "$@"
+    command=(-m tools.serve)
+else
+    # Every measuring run draws its charts: their stack comes in the same pip
+    # call as the apps' (scripts/venv.sh), not in a second one at its end.
+    bash scripts/venv.sh requirements.txt requirements-charts.txt
+    # Python owns every process it starts from here, and stops them on exit,
+    # Ctrl-C (SIGINT), SIGTERM or SIGHUP.
+    command=(-m bench)
 fi
-# Before any pip, the system tools these options need (bench/preflight.py,
-# the standard library alone): installed, or refused in one line.
-python3 -m bench.preflight "$@"
-# Every measuring run draws its charts: their stack comes in the same pip call
-# as the apps' (scripts/venv.sh), not in a second one at the end of the run.
-bash scripts/venv.sh requirements.txt requirements-charts.txt
-# Python owns every process it starts from here, and stops them on exit,
-# Ctrl-C (SIGINT) or SIGTERM.
-exec .venv/bin/python -m bench "$@"
+# Untrapped first: a Ctrl-C the trap caught as exec replaced this shell would
+# be lost, and the run would go on.
+trap - INT
+exec ${held[@]+"${held[@]}"} .venv/bin/python "${command[@]}" "$@"

@@ -16,7 +16,7 @@ from bench.routes import DEFAULT_ROUTES, ROUTES
 from bench.run import run
 from bench.sut.sources import DEFAULT_FAN_OUT, DEFAULT_UPSTREAM_DELAY
 from infra.apps import names
-from tools.command import one_line, stop_on_signals
+from tools.command import INTERRUPTED, one_line, stop_on_signals
 
 
 def shown_command(argv):
@@ -92,15 +92,15 @@ def checked(argv):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    options, slots = checked(argv)
-    # The tools these options need: benchmark.sh installed them before pip.
-    problem = missing(argv)
-    if problem:
-        sys.exit(problem)
-    stop_on_signals()
-    try:
+    try:  # a Ctrl-C whenever it comes (held by benchmark.sh until stop_on_signals): one line
+        options, slots = checked(argv)
+        # The tools these options need: benchmark.sh installed them before pip.
+        problem = missing(argv)
+        if problem:
+            sys.exit(problem)
+        stop_on_signals()
         run(options, slots)
     except (BenchmarkError, OSError) as error:  # OSError: the results' disk full...
         sys.exit(f"benchmark failed: {one_line(str(error))}")
     except KeyboardInterrupt:
-        sys.exit("interrupted: everything started was stopped")
+        sys.exit(INTERRUPTED)

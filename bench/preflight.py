@@ -16,6 +16,7 @@ sentence on stderr, scripts/system.sh's).
 """
 
 import argparse
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -108,4 +109,11 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        # benchmark.sh held a Ctrl-C while this loaded: delivered here, it ends
+        # this quietly (scripts/system.sh, apt-get stop with it; benchmark.sh
+        # says so, once).
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+        main()
+    except KeyboardInterrupt:
+        sys.exit(130)

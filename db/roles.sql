@@ -12,10 +12,11 @@
 --                and INSERT review, and the review id's sequence. No UPDATE,
 --                DELETE, TRUNCATE, DDL, temporary tables or COPY ... PROGRAM.
 --   films_bench  what ./benchmark.sh needs: the apps' SQL (pgbench's ceiling),
---                its run's film added and removed with its reviews
---                (bench/sut/run_film.py), VACUUM review (MAINTAIN,
---                Postgres 17+) and every session's application_name
---                (pg_read_all_stats: the connections each app holds).
+--                its run's film added, and removed with its reviews through
+--                the bench schema's two functions alone (no DELETE of its
+--                own: below), VACUUM review (MAINTAIN, Postgres 17+) and
+--                every session's application_name (pg_read_all_stats: the
+--                connections each app holds).
 --   pgbouncer_auth  PgBouncer's own login (its auth_user): it may run
 --                pgbouncer.user_lookup, which answers a client's SCRAM
 --                verifier, films_app's alone, and nothing else. PgBouncer
@@ -64,9 +65,18 @@ BEGIN
         EXECUTE format('ALTER %s %s OWNER TO films_owner',
                        CASE object.kind WHEN 'd' THEN 'DOMAIN' ELSE 'TYPE' END, object.name);
     END LOOP;
-    -- Temporary tables: none for PUBLIC in this database (the owner keeps them).
+    -- Temporary tables: none for PUBLIC in this database (the owner keeps them),
+    -- nor in the two every cluster has, which any role may connect to: the
+    -- project's roles make no temporary object there either (a superuser
+    -- still may; a cluster's other roles lose it there too).
     EXECUTE format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC', current_database());
     EXECUTE format('GRANT CONNECT, TEMPORARY ON DATABASE %I TO films_owner', current_database());
+    FOR object IN
+        SELECT datname AS name FROM pg_database
+         WHERE datname IN ('postgres', 'template1') AND datname <> current_database()
+    LOOP
+        EXECUTE format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC', object.name);
+    END LOOP;
 END $$;
 
 REVOKE CREATE ON SCHEMA public FROM PUBLIC;
@@ -82,7 +92,7 @@ GRANT SELECT, INSERT ON review TO films_app;
 GRANT USAGE ON SEQUENCE review_review_id_seq TO films_app;
 
 GRANT SELECT ON film, language, review TO films_bench;
-GRANT INSERT, DELETE ON film, review TO films_bench;
+GRANT INSERT ON film, review TO films_bench;
 GRANT USAGE ON SEQUENCE film_film_id_seq, review_review_id_seq TO films_bench;
 GRANT pg_read_all_stats TO films_bench;
 DO $$
@@ -91,6 +101,51 @@ BEGIN
 EXCEPTION WHEN syntax_error OR feature_not_supported THEN
     NULL;  -- before 17: the bench VACUUMs only a database it started itself
 END $$;
+
+-- What the bench may delete, and no more: its run's film (bench/sut/run_film.py:
+-- the film whose description is its MARK, which the bench added) and that
+-- film's reviews. A DELETE grant would take any row of the tables, whatever
+-- the harness's SQL says; these two functions are the owner's, SECURITY
+-- DEFINER, and delete only those rows, so the limit is the database's. Each
+-- answers how many rows it deleted.
+CREATE SCHEMA IF NOT EXISTS bench AUTHORIZATION films_owner;
+REVOKE ALL ON SCHEMA bench FROM PUBLIC;
+GRANT USAGE ON SCHEMA bench TO films_bench;
+
+CREATE OR REPLACE FUNCTION bench.remove_run_reviews(run_film integer) RETURNS bigint
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $remove$
+    WITH removed AS (
+        DELETE FROM public.review AS r
+         USING public.film AS f
+         WHERE r.film_id = run_film AND f.film_id = run_film
+           AND f.description = 'Written by ./benchmark.sh for one run; removed with its reviews when the run ends.'
+        RETURNING 1
+    )
+    SELECT count(*) FROM removed
+$remove$;
+
+-- The film alone: its reviews first (above); one an app still adds fails
+-- this with a foreign key violation, and the bench tries again.
+CREATE OR REPLACE FUNCTION bench.remove_run_film(run_film integer) RETURNS bigint
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $remove$
+    WITH removed AS (
+        DELETE FROM public.film AS f
+         WHERE f.film_id = run_film
+           AND f.description = 'Written by ./benchmark.sh for one run; removed with its reviews when the run ends.'
+        RETURNING 1
+    )
+    SELECT count(*) FROM removed
+$remove$;
+
+ALTER FUNCTION bench.remove_run_reviews(integer) OWNER TO films_owner;
+ALTER FUNCTION bench.remove_run_film(integer) OWNER TO films_owner;
+REVOKE ALL ON FUNCTION bench.remove_run_reviews(integer), bench.remove_run_film(integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bench.remove_run_reviews(integer), bench.remove_run_film(integer)
+    TO films_bench;
 
 -- PgBouncer's auth_query (docker/pgbouncer/entrypoint.sh): a client's SCRAM
 -- verifier from pg_authid, which only a superuser reads, so the function is

@@ -24,6 +24,12 @@ patch         patch              -         ./test.sh: the migration guide steps 
 chromium      chromium           -         ./test.sh: the results explorer in a headless browser
 chromedriver  chromium-driver    -         ./test.sh: the driver Selenium runs that browser with
 '
+# Not in the table: Docker Compose v2 (`docker compose`), which no Debian
+# package provides (bookworm's docker-compose is Compose v1, and it has no
+# docker-compose-plugin): scripts/compose.sh links the pinned one of .venv as
+# docker's plugin. Named here, it is refused with that command.
+COMPOSE_NOTE="Compose v2 is no Debian package (bookworm's docker-compose is v1, and there is no docker-compose-plugin): run scripts/compose.sh"
+
 # Where a tool is looked for: PATH, and the system folders a user's PATH may
 # lack (nginx, pgbouncer, iptables and debootstrap are in /usr/sbin). The
 # command, not the package: a machine may have kubectl from elsewhere.
@@ -39,6 +45,7 @@ machine lacks: with apt-get (Debian, Ubuntu), as root or through sudo where
 sudo needs no password. Otherwise, or on another system, it installs nothing
 and names, in one line, the command to run. Quiet when every tool is there.
   --check   install nothing: exit 1 with that line if a tool is missing
+Docker Compose v2 is not one of them: scripts/compose.sh.
 
 Tools:
 $(awk 'NF { printf "  %-12s ", $1; sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +/, ""); print }' <<<"$TOOLS")
@@ -143,6 +150,9 @@ main() {
             --all) while read -r tool; do tools+=("$tool"); done < <(awk 'NF { print $1 }' <<<"$TOOLS") ;;
             -h | --help) usage; exit 0 ;;
             -*) usage >&2; exit 2 ;;
+            compose | docker-compose)
+                echo "system.sh: $COMPOSE_NOTE" >&2
+                exit 2 ;;
             *)
                 if [[ -z "$(column "$1" 2)" ]]; then
                     echo "system.sh: no tool $1 in its table (--help lists them)" >&2

@@ -56,7 +56,8 @@ fi
 # macOS): the lock belongs to the open file on descriptor 9, which this shell
 # keeps until it exits, so it outlives the python3 that took it.
 exec 9>"${venv_dir%/}.lock"
-python3 -c 'import fcntl; fcntl.flock(9, fcntl.LOCK_EX)'
+# -S and SIGINT's default: a Ctrl-C while it waits ends it quietly, no traceback.
+python3 -S -c 'import fcntl, signal; signal.signal(signal.SIGINT, signal.SIG_DFL); fcntl.flock(9, fcntl.LOCK_EX)'
 # Another run may have done the work while this one waited.
 find_stale "$@"
 if ((${#stale[@]} == 0)); then

@@ -6,6 +6,7 @@ images, loopback ports, and what is left behind.
 
 import contextlib
 import fcntl
+import json
 import os
 import random
 import re
@@ -61,6 +62,14 @@ def run(args, env, timeout=120, check=True):
     if check and completed.returncode != 0:
         raise AssertionError(f"{' '.join(args)}: {completed.returncode}\n{completed.stderr}")
     return completed
+
+
+def answered_by(logs, agent):
+    """The app addresses the proxy's access log names for the requests of
+    this User-Agent (the answers name none: no internal address leaves the
+    door)."""
+    lines = [json.loads(line) for line in logs.splitlines() if line.startswith("{")]
+    return {line["upstream"].rsplit(":", 1)[0] for line in lines if line["user_agent"] == agent}
 
 
 def daemon_answers(env):
@@ -133,13 +142,16 @@ class HostNetwork:
 
 def compose_plugin(config_dir):
     """A DOCKER_CONFIG whose CLI plugin is the pinned Docker Compose
-    (requirements-dev.txt), leaving the user's ~/.docker alone."""
-    binary = shutil.which("docker-compose", path=str(VENV_BIN))
-    if binary is None:
+    (requirements-dev.txt), leaving the user's ~/.docker alone: linked by
+    scripts/compose.sh, the step the README gives a user."""
+    if shutil.which("docker-compose", path=str(VENV_BIN)) is None:
         unavailable("docker-compose is not installed: see requirements-dev.txt")
-    plugins = config_dir / "cli-plugins"
-    plugins.mkdir(parents=True)
-    (plugins / "docker-compose").symlink_to(binary)
+    subprocess.run(
+        ["bash", str(ROOT / "scripts" / "compose.sh"), "--pinned"],
+        env={**os.environ, "DOCKER_CONFIG": str(config_dir)},
+        check=True,
+        capture_output=True,
+    )
     return str(config_dir)
 
 

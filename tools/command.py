@@ -11,6 +11,9 @@ import sys
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 # SIGINT: Ctrl-C; SIGTERM: kill, docker stop; SIGHUP: the terminal closed.
 STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# The one line a stop by any of them ends in, whenever it comes (benchmark.sh
+# says it too, before Python runs).
+INTERRUPTED = "interrupted: everything started was stopped"
 
 
 def one_line(text):
@@ -46,6 +49,10 @@ def stop_on_signals():
 
     for each in STOPPING:
         signal.signal(each, stop)
+    # benchmark.sh starts Python with them blocked, so that one that comes
+    # while the modules load is held: it is delivered here, now that it stops
+    # the run cleanly (the caller's try sees the KeyboardInterrupt).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPPING)
 
 
 def ignore(signum, frame):

@@ -7,7 +7,7 @@ clients harmless to gunicorn's threads (proxy/api.inc says why).
     stop(handle)
 
 The door (proxy/door.conf, door.inc, tls.inc) is the deployed proxy's: the
-JSON access log, the rate and connection limits, the optional write token,
+JSON access log, the rate and connection limits, the write token (or writes open, said so),
 and TLS with a certificate made for it (openssl). Plain, nginx measures what
 the apps cost behind a buffering proxy; with the door, what the door adds.
 
@@ -178,7 +178,9 @@ def _prefix(app_port, listen_port, extra_rules="", door=None):
 
 def _door_files(prefix, door):
     """The door's rules, and its write token's map (proxy/write-token.sh: the
-    one place that writes it, here and in the proxy image)."""
+    one place that writes it, here and in the proxy image). Without a token
+    file, writes are open, and said to be so (WRITES_OPEN=1): a benchmark's
+    door is on 127.0.0.1, and write-token.sh refuses to start without one."""
     for name in DOOR_FILES:
         text = (ROOT / "proxy" / name).read_text()
         if door.bench:
@@ -186,6 +188,7 @@ def _door_files(prefix, door):
             text = re.sub(r"(limit_conn door_connections) \d+;", rf"\1 {BENCH_CONNECTIONS};", text)
         (prefix / name).write_text(text)
     token_file = door.token_file or prefix / "no-write-token"
+    opened = {} if door.token_file else {"WRITES_OPEN": "1"}
     subprocess.run(
         [
             "sh",
@@ -193,6 +196,7 @@ def _door_files(prefix, door):
             str(token_file),
             str(prefix / "write-token.conf"),
         ],
+        env={**os.environ, **opened},
         check=True,
         capture_output=True,
     )

@@ -1,6 +1,6 @@
 """The stack's secrets, generated on this machine, never committed:
 
-    python -m tools.secrets [--dir DIR]
+    python3 -m tools.secrets [--dir DIR]
 
 writes into DIR (default: .secrets/ in the project's folder, git-ignored)
 each secret that is not there yet, as a file holding one random line, and
@@ -77,7 +77,7 @@ def read(name, folder=FOLDER):
 
 
 def main(argv=None):
-    parser = Parser(prog="python -m tools.secrets", description=__doc__.splitlines()[0])
+    parser = Parser(prog="python3 -m tools.secrets", description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=FOLDER, help="where (default .secrets/)")
     args = parser.parse_args(argv)
     try:

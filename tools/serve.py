@@ -19,6 +19,8 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -31,7 +33,7 @@ from db import embedded, roles
 from db.load import load
 from infra import ROOT, apps, production
 from tools import children, proxy
-from tools.command import Parser, one_line, stop_on_signals
+from tools.command import INTERRUPTED, Parser, one_line, stop_on_signals
 
 APPS = apps.names()  # Flask first: every comparison's baseline (infra/apps.py)
 
@@ -116,6 +118,9 @@ def wait_healthy(process, url, timeout=30.0, status=200):
 # exits (sanic-org/sanic#2997, 25.12): a server is stopped no sooner than
 # this long after it answered /health.
 SETTLE = 1.0
+# How long a server a stop finds starting may take to finish it, before it
+# is stopped as it is.
+STARTING = 10.0
 
 
 def stop(process, timeout=10.0):
@@ -145,12 +150,66 @@ class Server:
         return log_tail(self.log_path, lines) if self.log_path else ""
 
 
+class Relay:
+    """A server's output, copied line by line to this terminal while it
+    serves (./benchmark.sh --serve), and held back once its stop begins: a
+    stop is one line. Sanic's manager stops its workers with SIGINT, and one
+    that a Ctrl-C finds still starting prints the KeyboardInterrupt of its
+    own stop. What the server says as it stops is kept in a file if it then
+    exits with a status other than 0, and note() names it."""
+
+    def __init__(self):
+        self.held = None  # a list, from the stop on
+        self.thread = None
+        self.status, self.kept = 0, None
+
+    def attach(self, stream):
+        self.thread = threading.Thread(target=self.copy, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def copy(self, stream):
+        for line in iter(stream.readline, b""):
+            if self.held is None:
+                sys.stdout.buffer.write(line)
+                sys.stdout.flush()
+            else:
+                self.held.append(line)
+
+    def hold(self):
+        self.held = []
+
+    def stopped(self, status):
+        """The server has exited with status."""
+        self.thread.join(timeout=5)
+        self.status = status
+        if status != 0 and self.held:
+            with tempfile.NamedTemporaryFile("wb", prefix="serve-stop-", delete=False) as kept:
+                kept.write(b"".join(self.held))
+            self.kept = kept.name
+
+    def note(self):
+        """The end of the stop's one line: "" if the server stopped cleanly."""
+        if self.status == 0:
+            return ""
+        said = f": what it said as it stopped is in {self.kept}" if self.kept else ""
+        return f" (the server exited with status {self.status}{said})"
+
+
 @contextlib.contextmanager
-def running(app, port, database_url, log_path, timeout=30.0, command=None, health=200, **settings):
+def running(
+    app, port, database_url, log_path, timeout=30.0, command=None, health=200, relay=None,
+    **settings,
+):  # fmt: skip
     """Yield a Server once app answers /health with `health`; stop it on exit.
-    Raises AppNotStarted (with its log's tail) if it does not come up."""
-    with open(log_path, "w") if log_path else contextlib.nullcontext() as log:
+    Raises AppNotStarted (with its log's tail) if it does not come up.
+    relay (a Relay, log_path None): its output goes through it, unbuffered."""
+    if relay:
+        settings = {"pythonunbuffered": 1, **settings}
+    output = subprocess.PIPE if relay else None
+    with open(log_path, "w") if log_path else contextlib.nullcontext(output) as log:
         process = start_app(app, port, database_url, log=log, command=command, **settings)
+    if relay:
+        relay.attach(process.stdout)
     server = Server(app, f"http://127.0.0.1:{port}", log_path and Path(log_path), process)
     ready = None
     try:
@@ -158,12 +217,25 @@ def running(app, port, database_url, log_path, timeout=30.0, command=None, healt
             wait_healthy(process, server.url, timeout, health)
         except RuntimeError as error:
             raise AppNotStarted(f"{app} did not start: {error}\n{server.log_tail()}") from None
+        except KeyboardInterrupt:
+            # Stopped as it starts (a Ctrl-C): let it finish starting first,
+            # for up to STARTING seconds. Sanic's manager spins on a SIGTERM
+            # before its workers have all answered (SETTLE), and a worker
+            # stopped while it loads prints the KeyboardInterrupt of its stop.
+            with contextlib.suppress(RuntimeError):
+                wait_healthy(process, server.url, min(timeout, STARTING), health)
+                ready = time.monotonic()
+            raise
         ready = time.monotonic()
         yield server
     finally:
         if ready is not None:
             time.sleep(max(0.0, ready + SETTLE - time.monotonic()))
+        if relay:
+            relay.hold()
         stop(process)
+        if relay:
+            relay.stopped(process.returncode)
 
 
 def direct_warning(app, proxied):
@@ -212,17 +284,18 @@ def arguments(argv=None):
 
 def main(argv=None):
     args = arguments(argv)
-    stop_on_signals()
     if warning := direct_warning(args.app, args.proxy):
         print(warning, file=sys.stderr)
     tree = {"command": TREE_COMMAND, **tree_settings(args.tree, args.app)} if args.tree else {}
+    relay = Relay()
     try:
+        stop_on_signals()  # in the try: one held since benchmark.sh is delivered here
         with database(url=os.environ.get("DATABASE_URL")) as url:
             app_port = embedded.free_port() if args.proxy else args.port
             if not os.environ.get("DATABASE_URL"):  # the embedded one: films_app
                 url = roles.app_url(url)
             with (
-                running(args.app, app_port, url, log_path=None, **tree) as server,
+                running(args.app, app_port, url, log_path=None, relay=relay, **tree) as server,
                 proxy.proxied(app_port, args.port) if args.proxy else contextlib.nullcontext(),
             ):
                 print(f"{args.app} serves http://127.0.0.1:{args.port} (Ctrl-C stops it)")
@@ -233,7 +306,7 @@ def main(argv=None):
         # DATABASE_URL unreachable, Postgres or nginx not starting: one line
         sys.exit(f"serve failed: {one_line(str(error).strip())}")
     except KeyboardInterrupt:
-        pass
+        print(INTERRUPTED + relay.note(), file=sys.stderr)
 
 
 if __name__ == "__main__":

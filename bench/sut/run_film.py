@@ -36,8 +36,12 @@ INSERT_FILM = """INSERT INTO film (title, description, language_id)
               RETURNING film_id"""
 MARKED_FILMS = "SELECT film_id FROM film WHERE description = %s ORDER BY film_id"
 COUNT_REVIEWS = "SELECT count(*) FROM review WHERE film_id = %s"
-DELETE_REVIEWS = "DELETE FROM review WHERE film_id = %s"
-DELETE_FILM = "DELETE FROM film WHERE film_id = %s AND description = %s"
+# The bench deletes only through the database's own functions (db/roles.sql),
+# which delete a film only if it holds MARK, and only such a film's reviews:
+# films_bench has no DELETE of its own.
+REMOVERS = "SELECT to_regprocedure('bench.remove_run_film(integer)') IS NOT NULL"
+REMOVE_REVIEWS = "SELECT bench.remove_run_reviews(%s)"
+REMOVE_FILM = "SELECT bench.remove_run_film(%s)"
 
 
 class RunFilmError(BenchmarkError):
@@ -54,7 +58,13 @@ class Removed:
 
 def create(connection, title):
     """The id of a new benchmark film titled title, locked by this session.
-    RunFilmError if the database cannot hold it (not the project's schema)."""
+    RunFilmError if the database cannot hold it (not the project's schema),
+    or could not remove it (db/roles.sql not run there)."""
+    if not scalar(connection, REMOVERS):
+        raise RunFilmError(
+            "this database has no bench.remove_run_film(), the only way the benchmark "
+            "deletes its run's film: run db/roles.sql there as a superuser (docs/deploy.md)"
+        )
     try:
         film_id = scalar(connection, INSERT_FILM, title, MARK)
         scalar(connection, "SELECT pg_advisory_lock(%s, %s)", LOCK_SPACE, film_id)
@@ -91,9 +101,7 @@ def settled_count(connection, film_id, quiet=1.0, timeout=30.0):
 
 def remove_reviews(connection, film_id):
     """Delete the film's reviews (the run's own): how many there were."""
-    with connection.cursor() as cursor:
-        cursor.execute(DELETE_REVIEWS, (film_id,))
-        return cursor.rowcount
+    return scalar(connection, REMOVE_REVIEWS, film_id)
 
 
 def remove(connection, film_id, attempts=5):
@@ -104,9 +112,7 @@ def remove(connection, film_id, attempts=5):
         try:
             with connection:  # one transaction, in autocommit too (psycopg2 2.9)
                 reviews = remove_reviews(connection, film_id)
-                with connection.cursor() as cursor:
-                    cursor.execute(DELETE_FILM, (film_id, MARK))
-                    films = cursor.rowcount
+                films = scalar(connection, REMOVE_FILM, film_id)
             return Removed(films, reviews)
         except psycopg2.errors.ForeignKeyViolation:
             time.sleep(0.5 * (attempt + 1))

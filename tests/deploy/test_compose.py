@@ -47,11 +47,12 @@ def tool(name):
     return path
 
 
-def compose_config(*args):
+def compose_config(*args, files=("compose.yaml",), profile="bench"):
     """docker-compose config, interpolated with the file's own defaults only."""
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/")}
+    named = [word for name in files for word in ("-f", name)]
     return subprocess.run(
-        [tool("docker-compose"), "--profile", "bench", "config", *args],
+        [tool("docker-compose"), *named, "--profile", profile, "config", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -62,6 +63,16 @@ def compose_config(*args):
 @pytest.fixture(scope="module")
 def services():
     completed = compose_config("--format", "json")
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)["services"]
+
+
+@pytest.fixture(scope="module")
+def tls_services():
+    """compose.yaml with compose.tls.yaml, the tls profile on."""
+    completed = compose_config(
+        "--format", "json", files=["compose.yaml", "compose.tls.yaml"], profile="tls"
+    )
     assert completed.returncode == 0, completed.stderr
     return json.loads(completed.stdout)["services"]
 
@@ -167,31 +178,45 @@ def test_only_the_proxy_is_published(services):
 
 
 RUNNING = sorted({"db", "pgbouncer", "proxy", "upstream", *APPS})
+PROXIES = {"proxy", "proxy-tls"}  # nginx: its master starts as root
 
 
-@pytest.mark.parametrize("name", RUNNING)
-def test_every_service_is_hardened(services, name):
+@pytest.mark.parametrize("name", [*RUNNING, "proxy-tls"])
+def test_every_service_is_hardened(tls_services, name):
     """Read-only root filesystem (tmpfs where a path is written), every
-    capability dropped (the proxy's master keeps the three it needs to hand
-    its folders to its workers' user), no privilege gained by exec, a user
+    capability dropped (the proxies' masters keep the three they need to hand
+    their folders to their workers' user), no privilege gained by exec, a user
     that is not root where the image allows, a healthcheck, resource limits
-    and a restart policy."""
-    service = services[name]
+    and a restart policy: compose.yaml's services and compose.tls.yaml's."""
+    service = tls_services[name]
     assert service["read_only"] is True and "/tmp" in service["tmpfs"]
     assert service["cap_drop"] == ["ALL"]
     assert set(service.get("cap_add", [])) <= (
-        {"CHOWN", "SETUID", "SETGID"} if name == "proxy" else set()
+        {"CHOWN", "SETUID", "SETGID"} if name in PROXIES else set()
     )
     assert service["security_opt"] == ["no-new-privileges:true"]
-    if name != "proxy":  # nginx's master starts as root, its workers do not
+    if name not in PROXIES:  # nginx's master starts as root, its workers do not
         assert service["user"].split(":")[0] not in ("", "0", "root")
     assert service["healthcheck"]["test"]
     assert set(service["deploy"]["resources"]["limits"]) == {"cpus", "memory"}
     assert service["restart"] == "unless-stopped"
 
 
+@pytest.mark.parametrize(
+    ("name", "start"), [("proxy", "write-token.sh"), ("proxy-tls", "tls-start.sh")]
+)
+def test_the_proxies_do_not_start_without_the_write_token(tls_services, name, start):
+    """compose's proxy and its TLS profile's run write-token.sh (tls-start.sh
+    ends in it) with the write_token secret, and nothing says WRITES_OPEN:
+    without the token they refuse to start."""
+    service = tls_services[name]
+    assert service["entrypoint"][:2] == ["sh", f"/etc/nginx/{start}"]
+    assert [secret["source"] for secret in service["secrets"]] == ["write_token"]
+    assert "WRITES_OPEN" not in service.get("environment", {})
+
+
 def test_no_password_is_in_the_file_or_the_environment(services):
-    """Every password is a secret file (python -m tools.secrets): none in an
+    """Every password is a secret file (python3 -m tools.secrets): none in an
     environment variable, a URL or compose.yaml, and no default that would
     start the stack with postgres/postgres."""
     text = (ROOT / "compose.yaml").read_text()

@@ -30,7 +30,8 @@ from tests.faults import nginx
 from tests.helpers import query, serve, wait_until
 from tools import ROOT, children, proxy
 
-TOKEN = "t0ken-for-the-door-test-0123456789abcdef"
+# With "." and "+", the characters a regular expression would read otherwise.
+TOKEN = "t0ken.For+the-Door-test-0123456789abcdef"
 REVIEW = {"film_id": 995, "rating": 4}
 
 
@@ -85,9 +86,55 @@ def test_writes_are_limited_before_reads(door):
 
 
 @pytest.mark.slow  # starts nginx
-def test_no_token_configured_lets_writes_through(door):
+def test_the_benchmarks_door_without_a_token_opens_writes_in_so_many_words(door):
+    """tools/proxy.py's door with no token file says WRITES_OPEN=1 itself."""
     answer = requests.post(f"{door.url}/reviews/", json=REVIEW, verify=door.verify)
     assert answer.status_code == 503  # past the door, to the app that is not there
+
+
+def write_token_sh(tmp_path, token_file, **environment):
+    """proxy/write-token.sh TOKEN_FILE OUTPUT echo started, as an entrypoint
+    runs it, with the environment's WRITES_OPEN replaced by `environment`'s."""
+    env = {key: value for key, value in os.environ.items() if key != "WRITES_OPEN"}
+    return subprocess.run(
+        ["sh", str(ROOT / "proxy" / "write-token.sh"), str(token_file)]
+        + [str(tmp_path / "nginx" / "out.conf"), "echo", "started"],
+        env={**env, **environment},
+        capture_output=True,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize("writes_open", [None, "", "0"])
+def test_no_token_file_refuses_to_start_in_one_line(tmp_path, writes_open):
+    """The door meant to be shut fails shut: no token's file (a Secret not
+    yet created, a mount forgotten) and no word that writes are open, and
+    nginx is never started, its map never written."""
+    environment = {} if writes_open is None else {"WRITES_OPEN": writes_open}
+    completed = write_token_sh(tmp_path, tmp_path / "no-token", **environment)
+    assert completed.returncode == 2 and completed.stdout == ""
+    [line] = completed.stderr.splitlines()
+    assert "no-token" in line and "WRITES_OPEN=1" in line and "Traceback" not in line
+    assert not (tmp_path / "nginx" / "out.conf").exists()
+
+
+def test_writes_open_only_when_said_in_so_many_words(tmp_path):
+    """WRITES_OPEN=1 and no token: every write passes, and it says so; any
+    other word for it is refused in one line; a token present shuts the door
+    whatever WRITES_OPEN says."""
+    opened = write_token_sh(tmp_path, tmp_path / "no-token", WRITES_OPEN="1")
+    assert opened.returncode == 0 and opened.stdout == "started\n"
+    assert "writes need no token" in opened.stderr
+    assert "default 1;" in (tmp_path / "nginx" / "out.conf").read_text()
+    for word in ("yes", "true", "on"):
+        refused = write_token_sh(tmp_path, tmp_path / "no-token", WRITES_OPEN=word)
+        assert refused.returncode == 2 and refused.stdout == ""
+        assert len(refused.stderr.splitlines()) == 1 and "WRITES_OPEN" in refused.stderr
+    token_file = tmp_path / "write_token"
+    token_file.write_text(TOKEN + "\n")
+    shut = write_token_sh(tmp_path, token_file, WRITES_OPEN="1")
+    assert shut.returncode == 0
+    assert "default 0;" in (tmp_path / "nginx" / "out.conf").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +154,20 @@ def guarded(app_server, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "authorization", [None, "Bearer wrong", f"Basic {TOKEN}", f"Bearer {TOKEN}x"]
+    "authorization",
+    [
+        None,
+        "Bearer wrong",
+        f"Basic {TOKEN}",
+        f"Bearer {TOKEN}x",
+        f"x Bearer {TOKEN}",
+        # nginx matches a map's strings ignoring case: the token's letters count.
+        f"Bearer {TOKEN.swapcase()}",
+        f"Bearer {TOKEN.upper()}",
+        # "." and "+" are themselves, not any character and "one or more r".
+        f"Bearer {TOKEN.replace('.', 'x')}",
+        f"Bearer {TOKEN.replace('+', 'r')}",
+    ],
 )
 def test_a_write_without_the_token_is_refused(guarded, db, authorization):
     headers = {"Authorization": authorization} if authorization else {}
@@ -121,8 +181,10 @@ def test_a_write_without_the_token_is_refused(guarded, db, authorization):
     assert query(db, "SELECT count(*) FROM review") == before
 
 
-def test_a_write_with_the_token_is_stored_and_reads_need_none(guarded, db):
-    headers = {"Authorization": f"Bearer {TOKEN}"}
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER"])
+def test_a_write_with_the_token_is_stored_and_reads_need_none(guarded, db, scheme):
+    """The token exactly as it is, after a scheme of any case (RFC 9110)."""
+    headers = {"Authorization": f"{scheme} {TOKEN}"}
     answer = requests.post(
         f"{guarded.url}/reviews/", json=REVIEW, headers=headers, verify=guarded.verify
     )
@@ -162,6 +224,31 @@ def test_every_request_is_a_json_line_in_the_access_log(guarded):
         assert re.fullmatch(r"[0-9a-f]{32}", line["request_id"])
         assert isinstance(line["duration"], float) and line["duration"] >= 0
     assert read["request_id"] != write["request_id"]
+
+
+def test_the_access_log_holds_no_query_string(guarded):
+    """A credential a client puts in the query string (or sends as the
+    token) never reaches the access log: its request line is logged without
+    the query."""
+    secret = "s3cret-in-the-query-0123456789"
+    read = requests.get(
+        f"{guarded.url}/films/995/?access_token={secret}&x=1", verify=guarded.verify
+    )
+    assert read.status_code == 200
+    write = requests.post(
+        f"{guarded.url}/reviews/?token={secret}",
+        json=REVIEW,
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        verify=guarded.verify,
+    )
+    assert write.status_code == 201, write.text
+    assert wait_until(lambda: len(logged(guarded)) >= 2, timeout=5), logged(guarded)
+    assert [line["request"] for line in logged(guarded)[-2:]] == [
+        "GET /films/995/ HTTP/1.1",
+        "POST /reviews/ HTTP/1.1",
+    ]
+    text = guarded.access_log.read_text()
+    assert secret not in text and TOKEN not in text
 
 
 @pytest.mark.parametrize(
@@ -217,6 +304,7 @@ def nginx_test(tmp_path, main, servers, moved):
         "TLS_DIR": str(tmp_path / "tls"),
         "WRITE_TOKEN_FILE": str(tmp_path / "no-token"),
         "WRITE_TOKEN_CONF": str(tmp_path / "nginx" / "write-token.conf"),
+        "WRITES_OPEN": "1",  # the config's validity, not the token's
     }
     subprocess.run(
         ["sh", str(ROOT / "proxy" / "tls-start.sh"), "true"],
@@ -271,12 +359,14 @@ def test_the_certificate_is_made_once(tmp_path):
         "TLS_DIR": str(tmp_path / "tls"),
         "WRITE_TOKEN_FILE": str(tmp_path / "no-token"),
         "WRITE_TOKEN_CONF": str(tmp_path / "write-token.conf"),
+        "WRITES_OPEN": "1",
     }
     start = ["sh", str(ROOT / "proxy" / "tls-start.sh"), "echo", "started"]
     first = subprocess.run(start, env=environment, capture_output=True, text=True, check=True)
     assert first.stdout == "started\n" and "self-signed" in first.stderr
     key, certificate = tmp_path / "tls" / "tls.key", tmp_path / "tls" / "tls.crt"
     assert key.stat().st_mode & 0o077 == 0
+    assert certificate.stat().st_mode & 0o044 == 0o044  # curl --cacert on the host
     text = subprocess.run(
         ["openssl", "x509", "-in", str(certificate), "-noout", "-text"],
         capture_output=True,
@@ -287,6 +377,29 @@ def test_the_certificate_is_made_once(tmp_path):
     made = certificate.read_bytes()
     second = subprocess.run(start, env=environment, capture_output=True, text=True, check=True)
     assert "self-signed" not in second.stderr and certificate.read_bytes() == made
+
+
+def test_a_certificate_folder_it_cannot_write_stops_it_in_one_line(tmp_path):
+    """compose.tls.yaml's proxy has no capability over another user's files:
+    where it can make no certificate, tls-start.sh says so in one line and
+    nginx never starts."""
+    (tmp_path / "a-file").write_text("")
+    environment = {
+        **os.environ,
+        "TLS_DIR": str(tmp_path / "a-file" / "tls"),
+        "WRITE_TOKEN_FILE": str(tmp_path / "no-token"),
+        "WRITE_TOKEN_CONF": str(tmp_path / "write-token.conf"),
+        "WRITES_OPEN": "1",
+    }
+    completed = subprocess.run(
+        ["sh", str(ROOT / "proxy" / "tls-start.sh"), "echo", "started"],
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == 2 and completed.stdout == ""
+    [line] = completed.stderr.splitlines()
+    assert "cannot write a certificate" in line
 
 
 def test_the_tls_profile_is_a_valid_compose_file():
@@ -420,7 +533,7 @@ def test_composes_proxy_is_the_door(compose_door, db):
     """What compose's proxy answers, as compose starts it: a write without
     the token a JSON 401 and no row, with it a 201 and its row; reads need
     none; past the write burst a JSON 429 with Retry-After; a JSON line per
-    request on its stdout, naming the app that answered."""
+    request on its stdout, naming the app that answered (the answers do not)."""
     url, output = compose_door
     before = query(db, "SELECT count(*) FROM review")
     refused = requests.post(f"{url}/reviews/", json=REVIEW, timeout=10)
@@ -430,7 +543,11 @@ def test_composes_proxy_is_the_door(compose_door, db):
     stored = requests.post(f"{url}/reviews/", json=REVIEW, headers=headers, timeout=10)
     assert stored.status_code == 201, stored.text
     assert query(db, "SELECT rating FROM review WHERE review_id = %s", stored.json()["review_id"])
-    assert requests.get(f"{url}/films/995/", timeout=10).status_code == 200
+    read = requests.get(f"{url}/films/995/", timeout=10)
+    assert read.status_code == 200
+    # Which app copy answered is the log's: no internal address in an answer.
+    for answer in (refused, stored, read):
+        assert "X-Upstream-Addr" not in answer.headers
     with requests.Session() as session:
         burst = [
             session.post(f"{url}/reviews/", json={"film_id": 0, "rating": 4}, headers=headers)

@@ -190,3 +190,14 @@ def test_config_references_name_the_generated_config_map(objects):
     names = {o["metadata"]["name"] for o in objects if o["kind"] == "ConfigMap"}
     references = set(config_references(objects))
     assert references and references <= names, (references, names)
+
+
+def test_the_guide_creates_the_secret_before_it_applies():
+    """docs/deploy.md's Kubernetes steps: the Secret exists before any pod
+    that mounts it is applied (the namespace alone goes first)."""
+    steps = (ROOT / "docs" / "deploy.md").read_text().split("## Kubernetes", 1)[1]
+    lines = [line.split("#")[0].strip() for line in steps.splitlines()]
+    secret = next(i for i, line in enumerate(lines) if "create secret generic secrets" in line)
+    applied = [i for i, line in enumerate(lines) if line.startswith("kubectl apply")]
+    assert applied and lines[applied[0]] == "kubectl apply -f deploy/k8s/base/namespace.yaml"
+    assert all(i > secret for i in applied[1:]) and len(applied) >= 2

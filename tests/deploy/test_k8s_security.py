@@ -200,6 +200,20 @@ def test_each_pod_mounts_only_the_secrets_it_needs(objects):
     assert "upstream" not in mounted
 
 
+def test_the_proxy_does_not_start_without_the_write_token(objects):
+    """No secret volume is optional: a pod whose Secret (or key) is missing
+    waits, rather than starts without it. The proxy's would open writes
+    (proxy/write-token.sh refuses then, unless WRITES_OPEN=1, which no
+    manifest sets)."""
+    for name, pod, _labels in pod_templates(objects):
+        for volume in pod.get("volumes", []):
+            if "secret" in volume:
+                assert not volume["secret"].get("optional", False), (name, volume)
+        for container in containers(pod):
+            names = {item["name"] for item in container.get("env", [])}
+            assert "WRITES_OPEN" not in names, name
+
+
 def test_every_app_has_a_disruption_budget(objects):
     budgets = {
         o["metadata"]["name"]: o["spec"] for o in objects if o["kind"] == "PodDisruptionBudget"

@@ -97,8 +97,16 @@ FORBIDDEN = {
         "CREATE ROLE intruder",
         "GRANT SELECT ON language TO films_app",
         "SELECT * FROM pgbouncer.user_lookup('films_app')",
+        "SELECT bench.remove_run_reviews(995)",
+        "SELECT bench.remove_run_film(995)",
     ],
     roles.BENCH: [
+        # It deletes through db/roles.sql's functions alone (below).
+        "DELETE FROM review",
+        "DELETE FROM review WHERE film_id = 995",
+        "DELETE FROM film WHERE film_id = 995",
+        "CREATE TEMPORARY TABLE mine (x integer)",
+        "CREATE FUNCTION bench.mine() RETURNS int LANGUAGE sql AS 'SELECT 1'",
         "DROP TABLE review",
         "TRUNCATE review",
         "ALTER TABLE film ADD COLUMN x integer",
@@ -151,6 +159,53 @@ def test_the_bench_adds_and_removes_its_run_film_and_vacuums(bench, app):
     finally:
         assert run_film.release(bench, film) == run_film.Removed(films=1, reviews=1)
     assert query(bench, "SELECT count(*) FROM film WHERE film_id = %s", film) == [(0,)]
+
+
+def test_the_bench_cannot_delete_a_row_it_did_not_write(bench, app, db):
+    """The database's limit, whatever SQL the harness sends: the removal
+    functions delete no review of a film that is not a run's (995's, which
+    an app wrote) and no such film, nor a film the bench added without the
+    run's mark; a run's film and its reviews they do."""
+    [(written,)] = query(
+        app, "INSERT INTO review (film_id, rating) VALUES (995, 3) RETURNING review_id"
+    )
+    assert query(bench, "SELECT bench.remove_run_reviews(995)") == [(0,)]
+    assert query(bench, "SELECT bench.remove_run_film(995)") == [(0,)]
+    assert query(bench, "SELECT count(*) FROM review WHERE review_id = %s", written) == [(1,)]
+    assert query(bench, "SELECT count(*) FROM film WHERE film_id = 995") == [(1,)]
+    [(unmarked,)] = query(
+        bench,
+        "INSERT INTO film (title, description, language_id) VALUES ('x', 'mine', 1)"
+        " RETURNING film_id",
+    )
+    try:
+        assert query(bench, "SELECT bench.remove_run_film(%s)", unmarked) == [(0,)]
+    finally:
+        query(db, "DELETE FROM film WHERE film_id = %s RETURNING 1", unmarked)
+    film = run_film.create(bench, "benchmark run roles test")
+    query(app, "INSERT INTO review (film_id, rating) VALUES (%s, 5) RETURNING 1", film)
+    assert run_film.release(bench, film) == run_film.Removed(films=1, reviews=1)
+
+
+def test_the_functions_mark_is_the_harness_mark():
+    """db/roles.sql's functions delete the films bench/sut/run_film.py marks."""
+    sql = roles.SQL.read_text()
+    assert sql.count(f"'{run_film.MARK}'") == 2
+
+
+def test_no_role_of_the_project_makes_temporary_objects_in_postgres(database_url):
+    """TEMPORARY is revoked from PUBLIC in the postgres database too, which
+    every role may connect to, not only in the project's."""
+    if not roles.trusted(database_url):
+        pytest.skip("TEST_DATABASE_URL is not the embedded Postgres: its roles are its own")
+    for role in (roles.APP, roles.BENCH, roles.PGBOUNCER):
+        url = roles.login_url(database_url.rsplit("/", 1)[0] + "/postgres", role)
+        connection = connect(url)
+        try:
+            with pytest.raises(psycopg2.errors.InsufficientPrivilege):
+                query(connection, "CREATE TEMPORARY TABLE mine (x integer)")
+        finally:
+            connection.close()
 
 
 def test_the_apps_session_pinning_works_for_its_role(app):

@@ -4,6 +4,7 @@ mode 700 (the files 644, for Compose's bind mounts: tools/secrets.py says
 why), never replaced; a password from a file, never from the
 environment or a committed file."""
 
+import shutil
 import stat
 import subprocess
 import sys
@@ -101,3 +102,24 @@ def test_a_password_read_from_a_file_logs_in(database_url, tmp_path):
         assert query(connection, "SELECT current_user") == [(roles.APP,)]
     finally:
         connection.close()
+
+
+def test_the_secrets_command_is_one_and_needs_no_venv(tmp_path):
+    """The README, docs/docker.md and docs/deploy.md give one command for
+    the secrets, `python3 -m tools.secrets`, and it runs on a fresh clone:
+    the system's Python 3 alone, no .venv."""
+    for doc in ("README.md", "docs/docker.md", "docs/deploy.md"):
+        text = (ROOT / doc).read_text()
+        assert "python3 -m tools.secrets" in text, doc
+        assert ".venv/bin/python -m tools.secrets" not in text, doc
+        assert "python -m tools.secrets" not in text, doc
+    python = shutil.which("python3", path="/usr/bin:/bin") or pytest.skip("no system python3")
+    completed = subprocess.run(
+        [python, "-s", "-E", "-m", "tools.secrets", "--dir", str(tmp_path / "s")],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert sorted(p.name for p in (tmp_path / "s").iterdir()) == sorted(stack_secrets.NAMES)

@@ -47,3 +47,12 @@ def test_published_ports_are_host_mode(services):
     ports = services["proxy"]["ports"]
     assert [p["target"] for p in ports] == [8001, 8002, 8003, 8004]
     assert all(p["mode"] == "host" and isinstance(p["published"], int) for p in ports)
+
+
+def test_the_stacks_proxy_needs_the_write_token(services):
+    """The Swarm stack's proxy, as compose's: write-token.sh before nginx,
+    with the write_token secret, and no WRITES_OPEN to open writes."""
+    proxy = services["proxy"]
+    assert proxy["entrypoint"][:2] == ["sh", "/etc/nginx/write-token.sh"]
+    assert [secret["source"] for secret in proxy["secrets"]] == ["write_token"]
+    assert "WRITES_OPEN" not in proxy.get("environment", {})

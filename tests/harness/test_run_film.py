@@ -105,3 +105,20 @@ def test_a_database_without_the_schema_is_refused_in_one_sentence(db):
     query(db, "CREATE TEMPORARY TABLE film (film_id int) ON COMMIT PRESERVE ROWS; SELECT 1")
     with pytest.raises(run_film.RunFilmError, match="cannot add the run's film"):
         run_film.create(db, "benchmark run test")
+
+
+def test_a_database_without_the_removal_functions_is_refused_before_a_write(database_url):
+    """The bench deletes only through db/roles.sql's functions: where they
+    are not, it adds no film it could not remove, and says what to run."""
+    admin = connect(database_url.rsplit("/", 1)[0] + "/postgres")
+    admin.cursor().execute("DROP DATABASE IF EXISTS dvdrental_no_roles")
+    admin.cursor().execute("CREATE DATABASE dvdrental_no_roles")
+    try:
+        bare = connect(database_url.rsplit("/", 1)[0] + "/dvdrental_no_roles")
+        with pytest.raises(run_film.RunFilmError, match=r"db/roles\.sql") as refused:
+            run_film.create(bare, "benchmark run test")
+        bare.close()
+        assert "\n" not in str(refused.value)
+    finally:
+        admin.cursor().execute("DROP DATABASE dvdrental_no_roles")
+        admin.close()

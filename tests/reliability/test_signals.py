@@ -19,15 +19,18 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from bench.run import EMBEDDED_DATABASE
 from db import embedded
+from db.embedded import free_port
 from db.load import load
 from infra import procfs
 from tools import ROOT
+from tools.command import INTERRUPTED
 
 pytestmark = pytest.mark.slow  # runs ./benchmark.sh: Postgres, the apps, nginx, wrk
 
@@ -222,5 +225,70 @@ def test_serve_stops_everything_it_started_on_a_signal(how, pgdata):
         terminal.process.wait(timeout=60)
         assert not wait_gone(marker)
         assert embedded.running_port(pgdata) is None
+    finally:
+        cleaned(terminal, marker)
+
+
+# Ctrl-C as it starts: seconds after ./benchmark.sh was typed, while bash,
+# scripts/system.sh (bench/preflight.py), scripts/venv.sh, Python's start and
+# its imports (half a second) run, before the run takes the signals over.
+EARLY = [0.02, 0.08, 0.15, 0.25, 0.4, 0.7, 1.0]
+
+
+@pytest.mark.parametrize("after", EARLY)
+def test_ctrl_c_as_it_starts_is_one_line_and_leaves_nothing(after, pgdata):
+    """Whenever it comes: the run stops (not lost, nor a run to its end), in
+    one line, with no traceback, and nothing it started is left."""
+    marker = tempfile.mkdtemp(prefix="signals-early-")
+    os.chmod(marker, 0o755)
+    results = Path(marker) / "results"
+    terminal = Terminal([*RUN, "--duration", "1s", "--results", str(results)], pgdata, marker)
+    try:
+        time.sleep(after)
+        terminal.interrupt()
+        terminal.process.wait(timeout=60)
+        assert not wait_gone(marker)
+        assert embedded.running_port(pgdata) is None
+        time.sleep(0.2)  # the pty's last bytes
+        output = terminal.output.decode(errors="replace")
+        assert terminal.process.returncode != 0, output[-2000:]
+        assert "Traceback" not in output and "KeyboardInterrupt" not in output, output[-3000:]
+        assert output.count(INTERRUPTED) == 1, output[-2000:]
+        assert not any(results.glob("*/*.json")), "a run went on to its end"
+    finally:
+        cleaned(terminal, marker)
+
+
+def health(port):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("moment", ["its workers start", "it answers"])
+def test_serve_sanic_ctrl_c_as_it_starts_is_one_line(moment, pgdata):
+    """./benchmark.sh --serve sanic, Ctrl-C as its workers start, or as soon
+    as /health answers (one worker ready, others maybe not): Sanic's manager
+    stops its workers with SIGINT, and one still loading printed the
+    KeyboardInterrupt of its stop. Now one line, and nothing left."""
+    marker = tempfile.mkdtemp(prefix="signals-serve-")
+    os.chmod(marker, 0o755)
+    port = free_port()
+    terminal = Terminal(["--serve", "sanic", "--port", str(port)], pgdata, marker)
+    try:
+        if moment == "it answers":
+            wait_for(lambda: health(port), "answered", terminal)
+        else:
+            wait_for(lambda: b"Starting worker" in terminal.output, "started a worker", terminal)
+        terminal.interrupt()
+        terminal.process.wait(timeout=60)
+        assert not wait_gone(marker)
+        assert embedded.running_port(pgdata) is None
+        time.sleep(0.2)
+        output = terminal.output.decode(errors="replace")
+        assert "Traceback" not in output and "KeyboardInterrupt" not in output, output[-3000:]
+        assert output.count(INTERRUPTED) == 1, output[-2000:]
     finally:
         cleaned(terminal, marker)
