@@ -152,7 +152,10 @@ CLIENTS = {"flask": FlaskClient, "quart": QuartClient, "sanic": SanicClient, "fa
 def app(request, database_url):
     """(name, client) of each app, built by its own factory with a pool on the
     test database."""
-    settings = Settings.from_env({"DATABASE_URL": database_url, "POOL_MAX_SIZE": "2"})
+    # In process the test's own blocking calls share the app's loop: no
+    # admission by its lag here (tests/contract/test_admission.py has it).
+    environ = {"DATABASE_URL": database_url, "POOL_MAX_SIZE": "2", "QUEUE_BUDGET": "0"}
+    settings = Settings.from_env(environ)
     client = CLIENTS[request.param](settings)
     yield request.param, client
     client.close()

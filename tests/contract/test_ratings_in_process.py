@@ -28,6 +28,9 @@ def client(request, database_url):
         "POOL_MAX_SIZE": "2",
         "UPSTREAM_FANOUT": ",".join(SOURCES),
         "UPSTREAM_TIMEOUT": TIMEOUT,
+        # In process the test's own blocking calls share the app's loop: no
+        # admission by its lag here (tests/contract/test_admission.py has it).
+        "QUEUE_BUDGET": "0",
     }
     client = CLIENTS[request.param](Settings.from_env(environ))
     yield client
