@@ -11,6 +11,7 @@ every pgbench run, is accounted where it runs): its section only."""
 from bench.report.tables import number, table
 from bench.routes import ROUTES
 from bench.sut import cost
+from bench.sut.targets import EXTERNAL
 
 CHARTS = []
 FLOOR = "pgbench (floor)"
@@ -58,10 +59,11 @@ def rows(results):
     return [row for row in found if row[5] and row[6]]
 
 
-def check_cell(used):
+def check_cell(used, deployment=None):
     """The parts' sum against the machine's busy CPU, and what else ran when
-    they do not add up."""
-    if used["share"] is None:
+    they do not add up; "-" where the check does not apply (a server the run
+    did not start: its processes are not the run's to count)."""
+    if used["share"] is None or deployment == EXTERNAL:
         return "-"
     if used["adds_up"]:
         return f"{used['share']:.0%}"
@@ -90,14 +92,30 @@ def generator_share(used):
 
 
 def verdict(found, cores):
-    """The lines under the table: how many windows add up, and why not the others."""
-    checked = [used for *_, used in found if used["share"] is not None]
-    failing = [used for used in checked if not used["adds_up"]]
-    lines = [
-        f"The check (the parts with the harness's own process against the machine's busy "
-        f"CPU, /proc/stat, {cores} cores): within {cost.TOLERANCE:.0%} in "
-        f"{len(checked) - len(failing)} of {len(checked)} measurements."
+    """The lines under the table: how many windows add up, and why not the others.
+    A server --target names was not started by the run, which knows none of its
+    processes: they would count as outside the run, so the check leaves it out
+    and says so rather than blame other load."""
+    checked = [
+        used
+        for _, deployment, *_, used in found
+        if used["share"] is not None and deployment != EXTERNAL
     ]
+    external = sum(1 for _, deployment, *_ in found if deployment == EXTERNAL)
+    failing = [used for used in checked if not used["adds_up"]]
+    lines = []
+    if checked:
+        lines.append(
+            f"The check (the parts with the harness's own process against the machine's busy "
+            f"CPU, /proc/stat, {cores} cores): within {cost.TOLERANCE:.0%} in "
+            f"{len(checked) - len(failing)} of {len(checked)} measurements."
+        )
+    if external:
+        lines.append(
+            f"The check does not apply to a server this run did not start (--target; "
+            f"{external} measurements): the run knows none of its processes, so their CPU "
+            "is in no part, and the app column is empty."
+        )
     if failing:
         shares = [used["share"] for used in failing]
         others = [others_share(used) for used in failing]
@@ -164,7 +182,7 @@ def section(results):
             + [number(per.get(part), "{:,.0f}") for part in present]
             + [number(serving, "{:,.0f}"), number(cost.per_core_second(per), "{:,.0f}")]
             + [number(per.get(cost.GENERATOR), "{:,.0f}")]
-            + [number(generator_share(used), "{:.0%}"), check_cell(used)]
+            + [number(generator_share(used), "{:.0%}"), check_cell(used, deployment)]
         )
     lines += [table(header, body), ""]
     return lines + verdict(found, results.environment.get("cpu_count"))

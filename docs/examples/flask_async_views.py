@@ -1,8 +1,11 @@
 """Flask's own async views (flask[async]) add no concurrency, as something that runs.
 
 A tiny Flask app (not the product's: it needs no database) under gunicorn with
-one sync worker, as flask_app/serve.sh runs Flask. Its views are `async def`
-and await asyncio.sleep(SLEEP), standing in for an awaited database call. Flask
+one sync worker, so that one thread is all there is and what holds it shows
+alone; flask_app/serve.sh runs 16 threads a process, each held the same way
+(measured on them: docs/results.md, "Flask's own async views, on the threads
+Flask ships"). Its views are `async def` and await asyncio.sleep(SLEEP),
+standing in for an awaited database call. Flask
 runs each one to its end in an event loop of its own (asgiref's async_to_sync)
 while the worker waits for it, so:
 - a request that does nothing, sent while one waits, waits too;

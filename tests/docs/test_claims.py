@@ -67,21 +67,50 @@ def test_a_quoted_number_without_its_cell_is_found():
     assert claims.unclaimed("[the report](results/run.md)") == []
 
 
-
-CLAIMED = [ROOT / "README.md", ROOT / "docs" / "migration.md"]
+README = ROOT / "README.md"
+GUIDE = ROOT / "docs" / "migration.md"
+# The front page, the guide and its pages, and the results page: every
+# number that links a committed result names its cell.
+CLAIMED = [README, GUIDE, *sorted((ROOT / "docs" / "migration").glob("*.md"))]
+CLAIMED += [ROOT / "docs" / "results.md"]
+# The pages where the convention must be in use (a page that quotes no result
+# passes with none).
+AT_LEAST = dict.fromkeys(
+    ["README.md", "migration.md", "alternatives.md", "fan-out.md", "results.md"], 10
+)
 
 
 @pytest.mark.parametrize("page", CLAIMED, ids=lambda page: page.name)
-def test_every_number_the_front_page_and_the_guide_quote_is_its_cell(page):
-    """README.md and the guide tie each number they quote from a result to
-    the JSON cell it comes from: each claim equals its cell after rounding,
-    and no link to a result quotes a number without naming its cell."""
+def test_every_number_the_pages_quote_from_a_result_is_its_cell(page):
+    """Each page ties each number it quotes from a result to the JSON cell it
+    comes from: each claim equals its cell after rounding, and no link to a
+    result quotes a number without naming its cell (the exact-cell rule)."""
     text = page.read_text()
     found = claims.claims(text)
-    assert len(found) >= 10, page.name  # the convention is in use
+    assert len(found) >= AT_LEAST.get(page.name, 0), page.name  # the convention is in use
     broken = [p for claim in found for p in claims.check(*claim, page.parent)]
     assert not broken, "\n".join(broken)
     assert claims.unclaimed(text) == []
+
+
+RULE = re.compile(r"^## The verdict: what to do first, for your service\n(.*?)^## ", re.S | re.M)
+
+
+def test_each_branch_of_the_front_pages_rule_is_tied_to_a_cell():
+    """README.md's decision rule: every row (a condition, the first move) names
+    at least one measured cell, and the guide's "Should you migrate?" links
+    the rule rather than repeat it."""
+    text = README.read_text()
+    [section] = RULE.findall(text)
+    rows = [line for line in section.splitlines() if line.startswith("| ")][1:]  # not the header
+    defined = {label for label, _, _ in claims.DEFINITION.findall(text)}
+    assert len(rows) >= 5
+    for row in rows:
+        tied = [label for _, label in claims.REFERENCE.findall(row) if label in defined]
+        assert tied, f"a branch with no measured cell: {row}"
+    guide = GUIDE.read_text().split("## Should you migrate?", 1)[1].split("\n## ", 1)[0]
+    assert "(../README.md#the-verdict-what-to-do-first-for-your-service)" in guide
+    assert "| DB delay |" not in guide  # the numbers live on the front page, once
 
 
 VERDICT = re.compile(
@@ -93,6 +122,6 @@ def test_the_front_pages_verdict_table_is_its_runs_cells():
     """README.md's table is bench/report/verdict.py's rendering of the run it
     names, made again here: a rerun that changes a cell fails until the page
     is made again."""
-    [(run, table)] = VERDICT.findall((ROOT / "README.md").read_text())
+    [(run, table)] = VERDICT.findall(README.read_text())
     assert table == verdict.verdict(records.load(ROOT / run))
     assert "no measurable difference" in table and "A/A floor at 20 ms" in table

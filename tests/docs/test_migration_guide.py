@@ -8,11 +8,8 @@ Its conventions, checked here (fast: no server, no database):
   is a piece of the real diff: each hunk's old side (context and - lines)
   appears verbatim in the old file, its new side (context and + lines) in the
   new one;
-- every number quoted is a link to the committed results file it comes from,
-  [2,117 req/s](results/2026-11-23-all-both.md) or [2,117][a] with a line
-  "[a]: results/2026-11-23-all-both.md", and appears in that file (a link
-  whose text is `code`, the file's name, quotes nothing): tests/quoted.py,
-  shared with the README's and docs/results.md's checks;
+- every number quoted from a result is a link that names its cell
+  (tests/claims.py; tests/docs/test_claims.py checks every page of the guide);
 - no line is over 100 characters, and every #anchor names a heading.
 """
 
@@ -20,7 +17,7 @@ import re
 
 import pytest
 
-from tests.quoted import links, numbers, unquoted_link_numbers
+from tests.quoted import links, unquoted_link_numbers
 from tools import ROOT
 
 GUIDE = ROOT / "docs" / "migration.md"
@@ -93,15 +90,9 @@ def test_the_guide_reads_in_source():
 
 
 def test_quoted_numbers_are_in_the_results_they_link():
-    quoting = [
-        (text, target)
-        for page in PAGES
-        for text, target, _ in links(page.read_text())
-        if "results/" in target and not text.startswith("`")
-    ]
-    assert len(quoting) >= 10
-    for text, target in quoting:
-        assert numbers(text), f"[{text}]({target}) quotes no number"
+    """A link into results/ without a cell (its text `code`, a file's name)
+    quotes nothing; one that quotes a number names its cell, which
+    tests/docs/test_claims.py checks on every page of the guide."""
     for page in PAGES:
         problems = unquoted_link_numbers(page.read_text(), page.parent)
         assert not problems, "\n".join(problems)

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from bench.modes import cpu
-from bench.records import Ceiling, Results
+from bench.records import Ceiling, Peak, Results, Summary
 from bench.sut import cost, database
 from infra import procfs
 
@@ -191,6 +191,31 @@ def test_the_busiest_other_processes_are_named_when_they_break_the_check():
 def test_a_check_that_fails_with_nothing_else_running_is_not_blamed_on_others():
     text = "\n".join(cpu.section(results_with(ceiling(accounted(0.7, 0.01)))))
     assert "Nothing else explains it" in text
+
+
+def test_a_target_the_run_did_not_start_is_not_blamed_on_other_load():
+    """--target: the app's processes are not the run's, so they would read as
+    "outside the run"; the check leaves that measurement out and says why."""
+    used = accounted(0.2, 0.79)  # the target's own CPU, counted as others'
+    used["others_busiest"] = {"gunicorn": 7.0}
+    peak = Peak(
+        "flask",
+        "external",
+        20,
+        "film",
+        Summary(1, 1000.0, 1000.0, 1000.0, {}, 5000, 0, 0),
+        runs=[{"cpu": used}],
+    )
+    peak.cpu_us_per_request = cost.per_request(used)
+    results = results_with()
+    results.measurements.append(peak)
+    text = "\n".join(cpu.section(results))
+    assert "FAILS" not in text and "outside the run" not in text
+    assert "does not apply to a server this run did not start (--target; 1 measurements)" in text
+    assert "| - |" in text  # its check cell
+    results.pgbench.append(ceiling(accounted(0.97, 0.02)))  # a window the run owns: checked
+    text = "\n".join(cpu.section(results))
+    assert "within 10% in 1 of 1 measurements" in text and "--target" in text
 
 
 def test_a_run_without_accounting_has_no_section():
