@@ -125,6 +125,18 @@ def command(
     return taskset(args, pin)
 
 
+def first(phases, seconds):
+    """The schedule's first `seconds`: [(seconds, rate)] phases cut there (a
+    warm-up of a schedule offers its start)."""
+    cut, left = [], seconds
+    for length, rate in phases:
+        if left <= 0:
+            break
+        cut.append((min(length, left), rate))
+        left -= length
+    return cut
+
+
 def run(args, log=None):
     """Run command(...) in a subprocess; its report (a dict). Raises OpenLoopError."""
     completed = run_logged(args, log)
