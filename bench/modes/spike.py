@@ -22,7 +22,6 @@ import statistics
 
 from bench import intervals
 from bench.load.measure import measure_once
-from bench.load.openloop import MAX_RATE
 from bench.modes import capacity, open_loop, overload
 from bench.records import Spike
 from bench.report.spike import section as section  # the mode's section: a view of its records
@@ -64,10 +63,9 @@ class Schedule(Step):
 
 
 def rates(phases, capacity_rps):
-    """[(seconds, rate)]: each phase's multiple of the capacity, as --overload rounds it."""
+    """[(seconds, rate)]: each phase's multiple of the capacity, as --overload offers it."""
     return tuple(
-        (phase.seconds, min(MAX_RATE, max(1.0, float(round(phase.multiple * capacity_rps)))))
-        for phase in phases
+        (phase.seconds, overload.rate_at(phase.multiple, capacity_rps)) for phase in phases
     )
 
 

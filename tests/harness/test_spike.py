@@ -13,7 +13,7 @@ it, so it recovers in 2 s. (250 ms, and 100 requests a second after the
 spike: room for the shared machine's stalls, which a 100 ms p99 over 50
 requests a second would count against the server.) Bounded (it refuses a request that would wait
 more than BUDGET, 503 at once, as the apps' admission does), its queue never
-grows and it recovers at once. Wide margins: no speed is asserted, only that
+grows past BUDGET and it recovers at once, within the second after the spike. Wide margins: no speed is asserted, only that
 the instrument finds what the queue's arithmetic imposes."""
 
 import asyncio
@@ -165,7 +165,9 @@ def test_a_queue_bounded_by_refusals_recovers_at_once(tmp_path):
     with QueueServer(budget=BUDGET) as server:
         found = measured(server.url, tmp_path, repeat=1)
     assert server.refused > 0
-    assert found.recovery_s["runs"] == [0.0] and found.recovery_s["ci95"] is None
+    # At once, to the second: the first requests after the spike find its
+    # queue BUDGET long, and a few of them may still be refused.
+    assert found.recovery_s["runs"][0] in (0.0, 1.0) and found.recovery_s["ci95"] is None
     assert found.refused_rps[1] >= 0.5 * RATE  # the excess, refused at once
     assert found.goodput_rps[1]["value"] >= 0.8 * RATE  # and the capacity served in time
     assert "1 run: no interval" in "\n".join(spike.section(results_of(found, tmp_path)))
