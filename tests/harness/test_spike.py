@@ -13,8 +13,9 @@ it, so it recovers in 2 s. (250 ms, and 100 requests a second after the
 spike: room for the shared machine's stalls, which a 100 ms p99 over 50
 requests a second would count against the server.) Bounded (it refuses a request that would wait
 more than BUDGET, 503 at once, as the apps' admission does), its queue never
-grows past BUDGET and it recovers at once, within the second after the spike. Wide margins: no speed is asserted, only that
-the instrument finds what the queue's arithmetic imposes."""
+grows past BUDGET and it recovers at once, within the second after the
+spike. Wide margins: no speed is asserted, only that the instrument finds
+what the queue's arithmetic imposes."""
 
 import asyncio
 import threading
