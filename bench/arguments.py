@@ -10,6 +10,7 @@ from bench.routes import DEFAULT_ROUTES, ROUTES
 from bench.sut.budget import DEFAULT_CONNECTIONS
 from bench.sut.servers import PRODUCTION, SERVERS
 from bench.values import (
+    DEFAULT_SPIKE,
     choice_list,
     database_url,
     delay_list,
@@ -25,6 +26,7 @@ from bench.values import (
     results_folder,
     seconds,
     slo,
+    spike_phases,
     target_url,
     upstream_delay_list,
     write_token_file,
@@ -156,6 +158,18 @@ def parser():
         help="with --slo: then offer each app these multiples of its own capacity (per route, "
         "connection count and database delay), e.g. 0.5,1,1.5,2,4: goodput (2xx within the "
         "objective), 503 refusals and other errors per second (bench/modes/overload.py)",
+    )
+    p.add_argument(
+        "--spike",
+        type=spike_phases,
+        nargs="?",
+        const=DEFAULT_SPIKE,
+        default=(),
+        metavar="Mx:S,...",
+        help="with --slo: then offer each app a step load of multiples of its own capacity, "
+        f"phase after phase (alone: {','.join(map(str, DEFAULT_SPIKE))}; shorter, e.g. "
+        "0.5x:4s,3x:2s,0.5x:6s): per second the p99, goodput and 503s, and the recovery, "
+        "the time after the spike until every second keeps the objective (bench/modes/spike.py)",
     )
     p.add_argument(
         "--server",

@@ -142,6 +142,47 @@ class Overload:
 
 
 @dataclass
+class Spike:
+    """One app offered a step load of multiples of its own capacity (--spike,
+    after --slo's search on the same route, connection count and database
+    delay): phase after phase, --repeat runs in rotation (bench/modes/spike.py).
+
+    phases: [{"seconds", "multiple", "rate"}] in order, the spike the one of
+    index `spike`, which ends `spike_end_s` after the schedule's start;
+    per_second: per second of the schedule (by each request's due time),
+    {"second", "rate" (offered), and per run: "due", "good" (2xx within the
+    objective), "refused" (503), "errors" (no answer), "other" (any other
+    non-2xx), "p99_ms" (of the answers, any status; None: none)};
+    recovery_s: {"value", "ci95", "runs"}: the seconds after the spike's end
+    from which every second kept the objective to the schedule's end, each
+    run's in runs (None: not recovered), the value the median run's (the
+    higher middle one), None where it did not recover; goodput_rps,
+    refused_rps, errors_rps: per phase, goodput {"value", "ci95"} over the
+    runs, the others means."""
+
+    app: str
+    deployment: str
+    route: str
+    connections: int
+    capacity_rps: float  # the confirmed capacity the multiples are of
+    phases: list
+    spike: int
+    spike_end_s: int
+    runs: int
+    per_second: list
+    recovery_s: dict
+    goodput_rps: list
+    refused_rps: list
+    errors_rps: list
+    send_lag_p99_ms: float | None = None
+    kept_schedule: bool = True
+    db_delay_ms: float = 0.0
+    configuration: str | None = None  # --tune: the deployment chosen for "best"
+    fan_out: int | None = None  # --fan-out: the ratings route's sources per request
+    upstream_delay: str | None = None  # --upstream-delay, as written: 50ms~10ms
+
+
+@dataclass
 class Trial:
     """--tune's search: one configuration of one app, one short run per route
     at one connection count and database delay; the curve the best is chosen from."""
@@ -243,6 +284,7 @@ class Results:
     tuning: list[Trial] = field(default_factory=list)
     capacity: list[Capacity] = field(default_factory=list)  # --slo
     overload: list[Overload] = field(default_factory=list)  # --overload: past each capacity
+    spike: list[Spike] = field(default_factory=list)  # --spike: a step load, and the recovery
     objective: dict | None = None  # --slo's, or --tune's default: {"percentile", "ms"}
     # Each app's capacity to the baseline's, with its 95 % interval over rounds
     # (bench/intervals.py): {"app", "deployment", "baseline", "route",

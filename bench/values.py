@@ -133,6 +133,49 @@ def multiple_list(text):
     return tuple(unique(values, text))
 
 
+@dataclass(frozen=True)
+class Phase:
+    """One phase of --spike's step load: this many seconds at this multiple of
+    each app's own capacity."""
+
+    seconds: int
+    multiple: float
+
+    def __str__(self):
+        return f"{self.multiple:g}x:{self.seconds}s"
+
+
+# --spike alone: half the capacity for 20 s, three times it for 10 s, then
+# half again for 30 s, time for a queue the spike left to drain (issue 42).
+DEFAULT_SPIKE = (Phase(20, 0.5), Phase(10, 3.0), Phase(30, 0.5))
+
+
+def spike_phases(text):
+    """--spike: '0.5x:4s,3x:2s,0.5x:6s' -> (Phase, ...): multiples as
+    --overload's, whole seconds; the spike is the one phase of the highest
+    multiple, and a phase after it is where the recovery is measured."""
+    phases = []
+    for part in text.split(","):
+        multiple, colon, length = part.strip().partition(":")
+        try:
+            value = float(multiple.removesuffix("x")) if colon else math.nan
+            phases.append(Phase(positive_seconds(length), value))
+        except (ValueError, Refused):
+            raise Refused(
+                f"--spike wants MULTIPLEx:SECONDS,..., e.g. 0.5x:4s,3x:2s,0.5x:6s: {text!r}"
+            ) from None
+    if not all(0 < phase.multiple <= MAX_MULTIPLE for phase in phases):  # NaN fails both
+        raise Refused(f"--spike's multiples above 0 and at most {MAX_MULTIPLE:g}: {text!r}")
+    top = max(phase.multiple for phase in phases)
+    highest = [index for index, phase in enumerate(phases) if phase.multiple == top]
+    if len(highest) != 1 or highest[0] == len(phases) - 1:
+        raise Refused(
+            f"--spike: one phase of the highest multiple (the spike), and one after it "
+            f"(the recovery): {text!r}"
+        )
+    return tuple(phases)
+
+
 def delay_list(text):
     """--db-delay: a comma list of delays per round trip, '0,1ms,5ms' -> seconds."""
     try:

@@ -2,8 +2,8 @@
 closed-loop peak, the open-loop rate, the database-delay sweep, the ratings
 route's fan-out sweep, the server matrix, the proxy comparison, the replica
 comparison, --tune, the capacity at a latency objective (--slo), goodput
-past it (--overload), and the CPU per request by part (of every run the
-others measure).
+past it (--overload), a spike and the recovery (--spike), and the CPU per
+request by part (of every run the others measure).
 
 What a mode may define (each is looked up, none is required):
 - steps(options, apps) -> {kind: (count, seconds each)}: its share of the
@@ -35,6 +35,7 @@ from bench.modes import (
     proxy_cost,
     replica_sweep,
     server_matrix,
+    spike,
     tune,
 )
 from bench.report.markdown import markdown
@@ -44,6 +45,7 @@ MODES = [
     ceiling,
     capacity,
     overload,
+    spike,
     tune,
     fan_out,
     proxy_cost,
@@ -56,9 +58,9 @@ MODES = [
 ]
 # In the order they measure at each database delay: the ceiling before the apps
 # start, the closed loop (or --tune's) before the capacity search, which starts
-# from its peaks, the overload after it (multiples of its capacities), and the
-# open loop, whose auto rates are fractions of the peaks.
-MEASURING = [ceiling, peak, tune, capacity, overload, open_loop]
+# from its peaks, the overload and the spike after it (multiples of its
+# capacities), and the open loop, whose auto rates are fractions of the peaks.
+MEASURING = [ceiling, peak, tune, capacity, overload, spike, open_loop]
 
 
 def report(results):

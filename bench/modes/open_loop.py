@@ -68,9 +68,11 @@ def rates_for(options, peaks, deployment, route):
     return openloop.auto_rates(found, fractions)
 
 
-def generator(target, route, rate, runs):
+def generator(target, route, rate, runs, phases=None, objective_ms=None):
     """The open-loop generator as measure_once's Generator: a request that timed out
-    or broke after it was sent may have been written."""
+    or broke after it was sent may have been written. phases: a schedule
+    [(seconds, rate)] offered instead of rate (its warm-up: the schedule's
+    first seconds); objective_ms: per second, the 2xx within it counted."""
 
     def command(seconds):
         return openloop.command(
@@ -83,6 +85,8 @@ def generator(target, route, rate, runs):
             runs.timeout,
             runs.cpus,
             runs.write_token_file,
+            phases=phases and openloop.first(phases, seconds),
+            objective_ms=objective_ms,
         )
 
     def unanswered(result):

@@ -50,8 +50,7 @@ def run(stage, found):
             for connections in options.runs.connections:
                 searched = capacity_of(found.get("capacity", []), target, route, connections)
                 for multiple in options.overload if searched else []:
-                    value = searched.capacity_rps["value"]
-                    rate = min(MAX_RATE, max(1.0, float(round(multiple * value))))
+                    rate = rate_at(multiple, searched.capacity_rps["value"])
                     offers[(target.label, route.key, connections, multiple)] = (searched, rate)
     reports = {key: [] for key in offers}
 
@@ -70,6 +69,12 @@ def run(stage, found):
             if runs and key[0] in kept
         ]
     }
+
+
+def rate_at(multiple, capacity_rps):
+    """The rate offered at a multiple of a capacity: whole requests/s, at
+    least 1, at most what one generator process can offer."""
+    return min(MAX_RATE, max(1.0, float(round(multiple * capacity_rps))))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -165,6 +165,34 @@ def test_timeouts_are_failures_and_the_run_still_ends(known_server):
     assert result["ok"] == 0 and result["success_rate"] == 0.0
 
 
+def test_a_schedule_of_phases_is_offered_and_counted_second_by_second(known_server):
+    """50/s for 1 s, 200/s for 1 s, 50/s for 1 s; every 4th answer a 503, each
+    answer 20 ms late: per second of the schedule, what was due and how it ended."""
+    known_server.delay = 0.020
+    known_server.status = lambda number: 503 if number % 4 == 0 else 200
+    args = openloop.command(
+        known_server.url + "/", None, 20, None, phases=[(1, 50), (1, 200), (1, 50)],
+        objective_ms=10_000,
+    )  # fmt: skip
+    result = openloop.run(args)
+    assert result["sent"] == 300 and result["phases"] == [[1, 50], [1, 200], [1, 50]]
+    assert result["offered_rate"] == 100 and result["duration_s"] == 3
+    rows = result["per_second"]
+    assert [row["due"] for row in rows] == [50, 200, 50]
+    assert sum(row["ok"] for row in rows) == result["ok"] == 225
+    assert sum(row["refused"] for row in rows) == result["refused"]["count"] == 75
+    assert [row["good"] for row in rows] == [row["ok"] for row in rows]  # all within 10 s
+    assert all(row["errors"] == 0 for row in rows)
+    assert result["pace"]["due"] == 100 + 50  # the last 1.5 s: half the 200/s, then 50/s
+
+
+def test_a_second_s_timeouts_are_its_errors(known_server):
+    known_server.delay = 3.0
+    result = measure(known_server.url + "/", rate=10, duration=1, connections=20, timeout=0.3)
+    [row] = result["per_second"]
+    assert (row["due"], row["errors"], row["ok"], row["good"]) == (10, 10, 0, None)
+
+
 def test_a_server_that_is_not_there_is_an_error():
     url = f"http://127.0.0.1:{embedded.free_port()}/"
     with pytest.raises(openloop.OpenLoopError, match="exited"):

@@ -170,6 +170,20 @@ BAD = {
         st.sampled_from(["0", "-1", "0.5,-2", "101", "1,1", "2,,3"]),
         st.floats(min_value=100.001, max_value=1e300).map(repr),
     ),
+    "--spike": st.one_of(
+        NOT_A_NUMBER,
+        st.sampled_from(
+            [
+                "3x:2s",
+                "1x:1s,1x:1s,0.5x:1s",
+                "0.5x:1s,3x:2s",
+                "0x:1s,2x:1s,1x:1s",
+                "1x:0s,2x:1s,1x:1s",
+                "0.5x:4s,101x:2s,0.5x:6s",
+                "0.5x:4s,3x:2s,0.5x:25h",
+            ]
+        ),
+    ),
     "--results": st.one_of(
         st.sampled_from(["", "/dev/null", "/proc/x", "/dev/null/x", "x\0y"]),
         st.integers(256, 2000).map(lambda length: "x" * length),  # a name too long
@@ -200,6 +214,8 @@ def test_every_bad_value_of_every_option_is_one_line_and_exit_2(option, capsys):
         ["flask", "flask", "--slo", "100ms"],
         ["flask", "quart", "--slo", "p95:50ms", "--slo-step", "2s"],
         ["flask", "quart", "--slo", "100ms", "--overload", "0.5,1,1.5,2,4"],
+        ["flask", "quart", "--slo", "100ms", "--spike"],
+        ["flask", "--spike", "0.5x:4s,3x:2s,0.5x:6s", "--slo", "100ms"],
         ["flask", "--slo", "1s", "--tune"],
         ["flask", "--db-delay", "0,1us,9s"],
         ["flask", "--pin", "0:0:0"],
@@ -266,6 +282,7 @@ def test_any_command_line_runs_or_is_refused_in_one_line(argv, capsys):
         (["flask", "--slo", "100ms", "--rate", "100"], "not with --rate"),
         (["flask", "--slo-step", "2s"], "give --slo too"),
         (["flask", "--overload", "2"], "--overload offers multiples of each app's capacity"),
+        (["flask", "--spike"], "--spike offers multiples of each app's capacity"),
         (["all", "flask"], "all names every app"),
         (["django"], "unknown app django"),
         (["flask", "quart", "--port", "18000"], "this run starts 2"),

@@ -5,15 +5,19 @@ each request's *intended* send time.
     python -m bench.load.openloop URL/reviews/ --rate 500 --method POST \\
         --body '{"film_id": 995, "rating": 4}'
 
-Prints one line, "OPENLOOP_JSON {...}" (what run() returns). Request i is due at
-start + i / rate. A due request goes out on a free connection (opened on
-demand, up to --connections, kept alive when the server allows); when every
-connection is busy it waits for one, and its wait counts in its latency. So a
-server that stalls for a second shows a second in the tail, measured. A
-closed-loop generator stops sending during a stall; wrk 4.1 then back-fills
-synthetic samples from its mean interval (its stats_correct) so its p99 shows
-the stall too, but it can only measure at the server's saturation: it cannot
-say what the latency is at 200 req/s.
+    python -m bench.load.openloop URL --phases 20:50,10:300,30:50 --objective-ms 100
+
+Prints one line, "OPENLOOP_JSON {...}" (what run() returns). Request i is due
+at start + i / rate; with --phases, a schedule of (seconds, rate) phases, one
+after the other, each as one rate is (a step load: a spike and its recovery). A
+due request goes out on a free connection (opened on demand, up to
+--connections, kept alive when the server allows); when every connection is
+busy it waits for one, and its wait counts in its latency. So a server that
+stalls for a second shows a second in the tail, measured. A closed-loop
+generator stops sending during a stall; wrk 4.1 then back-fills synthetic
+samples from its mean interval (its stats_correct) so its p99 shows the stall
+too, but it can only measure at the server's saturation: it cannot say what the
+latency is at 200 req/s.
 
 Why this generator and not autocannon 9.0.0 (npm), measured on this project's
 shared 2-core VM against a trivial server and the apps:
@@ -48,6 +52,13 @@ equal where the server kept up, fewer where its queue grew. A 503 (an app's
 refusal past its capacity) is a non-2xx too; `refused` counts them apart,
 with their latency and how many carried Retry-After, and `ok_histogram` holds
 the 2xx answers' latencies alone (goodput: those within an objective).
+per_second also says how the requests due in each second ended: due, ok,
+good (2xx within --objective-ms; None without it), refused, errors.
+
+A request it gives up on (the timeout) is closed with its connection: the
+generator never reuses one whose answer is still owed. What the server does
+with the request then is the server's (docs/benchmark.md, "A spike and the
+recovery").
 """
 
 import sys
@@ -89,20 +100,22 @@ def auto_rates(peaks, fractions=AUTO_FRACTIONS):
 
 
 def command(
-    url, rate, connections, duration, method="GET", body=None, timeout=10, pin=None, token_file=None
-):
+    url, rate, connections, duration, method="GET", body=None, timeout=10, pin=None,
+    token_file=None, phases=None, objective_ms=None,
+):  # fmt: skip
     """The command line of one run (pin: a taskset CPU list), as wrk.command();
-    token_file: the door's write token, which every request then carries."""
-    args = [
-        sys.executable,
-        "-m",
-        "bench.load.openloop",
-        url,
-        f"--rate={rate:g}",
-        f"--connections={connections}",
-        f"--duration={duration:g}",
-        f"--timeout={timeout:g}",
-    ]
+    token_file: the door's write token, which every request then carries;
+    phases: [(seconds, rate)], a schedule offered instead of rate for duration;
+    objective_ms: per second, the 2xx within it are counted (goodput)."""
+    args = [sys.executable, "-m", "bench.load.openloop", url]
+    if phases:
+        schedule = ",".join(f"{seconds:g}:{r:g}" for seconds, r in phases)
+        args += [f"--phases={schedule}", f"--connections={connections}"]
+    else:
+        args += [f"--rate={rate:g}", f"--connections={connections}", f"--duration={duration:g}"]
+    args.append(f"--timeout={timeout:g}")
+    if objective_ms is not None:
+        args.append(f"--objective-ms={objective_ms:g}")
     if method != "GET":
         args.append(f"--method={method}")
     if body is not None:
@@ -110,6 +123,18 @@ def command(
     if token_file:
         args.append(f"--write-token-file={token_file}")
     return taskset(args, pin)
+
+
+def first(phases, seconds):
+    """The schedule's first `seconds`: [(seconds, rate)] phases cut there (a
+    warm-up of a schedule offers its start)."""
+    cut, left = [], seconds
+    for length, rate in phases:
+        if left <= 0:
+            break
+        cut.append((min(length, left), rate))
+        left -= length
+    return cut
 
 
 def run(args, log=None):

@@ -15,9 +15,18 @@ from .load import Load
 def parse_args(argv):
     parser = argparse.ArgumentParser(description="Open-loop HTTP load at a fixed rate.")
     parser.add_argument("url")
-    parser.add_argument("--rate", type=float, required=True, help="requests per second")
+    offered = parser.add_mutually_exclusive_group(required=True)
+    offered.add_argument("--rate", type=float, help="requests per second, for --duration")
+    offered.add_argument(
+        "--phases",
+        type=phases,
+        help="a schedule instead: SECONDS:RATE,... one phase after the other, e.g. 20:50,10:300",
+    )
     parser.add_argument("--connections", type=int, default=50)
-    parser.add_argument("--duration", type=float, default=10.0, help="seconds")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds, with --rate")
+    parser.add_argument(
+        "--objective-ms", type=float, help="per second, count the 2xx within it (goodput)"
+    )
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per request")
     parser.add_argument("--method", default="GET")
     parser.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop")
@@ -26,12 +35,23 @@ def parse_args(argv):
         "--write-token-file", help="the door's write token: Authorization: Bearer <token>"
     )
     args = parser.parse_args(argv)
-    times = (args.duration, args.timeout)
+    times = (args.duration, args.timeout, *(seconds for seconds, _ in args.phases or []))
+    if args.objective_ms is not None:
+        times += (args.objective_ms,)
     if args.connections < 1 or not all(math.isfinite(t) and t > 0 for t in times):
-        parser.error("--connections, --duration and --timeout must be positive")
-    if not 0 < args.rate <= MAX_RATE:  # NaN too: no comparison holds
+        parser.error("--connections, --duration, --timeout and the phases' seconds: positive")
+    rates = [args.rate] if args.phases is None else [rate for _, rate in args.phases]
+    if not all(0 < rate <= MAX_RATE for rate in rates):  # NaN too: no comparison holds
         parser.error(f"--rate: more than 0 and at most {MAX_RATE:,} requests/s")
     return args
+
+
+def phases(text):
+    """'20:50,10:300' -> [(20.0, 50.0), (10.0, 300.0)]: (seconds, rate) each."""
+    try:
+        return [tuple(float(part) for part in phase.split(":", 1)) for phase in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not SECONDS:RATE,...: {text!r}") from None
 
 
 def main(argv=None):
@@ -42,7 +62,7 @@ def main(argv=None):
         sys.exit(f"{NAME}: {error}")
     load = Load(
         args.url, args.rate, args.connections, args.duration, args.method, args.body, args.timeout,
-        headers,
+        headers, args.phases, args.objective_ms,
     )  # fmt: skip
     try:
         if args.loop == "uvloop":

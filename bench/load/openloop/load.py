@@ -81,12 +81,22 @@ class Load:
     soon as they are open: an idle connection that a gunicorn sync worker has
     accepted would hold that worker while it waits for a request."""
 
-    def __init__(self, url, rate, connections, duration, method, body, timeout, headers=None):
+    def __init__(
+        self, url, rate, connections, duration, method, body, timeout, headers=None,
+        phases=None, objective_ms=None,
+    ):  # fmt: skip
         parts = urlsplit(url)
         self.host, self.port = parts.hostname, parts.port or 80
         self.payload = request_bytes(method, parts, body, headers or {})
-        self.rate, self.connections, self.duration = rate, connections, duration
-        self.timeout = timeout
+        # The schedule: [(seconds, rate)], one phase after the other; one
+        # rate for the duration is a schedule of one phase.
+        self.phases = list(phases or [(duration, rate)])
+        self.duration = sum(seconds for seconds, _ in self.phases)
+        if phases:  # the rate it reports: the schedule's mean
+            rate = sum(round(r * s) for s, r in self.phases) / self.duration
+        self.rate = rate
+        self.connections, self.timeout = connections, timeout
+        self.objective_ms = objective_ms  # per second, the 2xx within it (goodput)
         self.idle = []  # open connections without a request, most recent last
         self.opening = 0
         self.open_count = 0  # open or opening
@@ -112,15 +122,16 @@ class Load:
         self.idle.append(await self.connect())  # the first request's
         self.open_count = 1
         start = clock() + 0.01
-        self.recorder = Recorder(start, self.duration)
+        self.recorder = Recorder(start, self.duration, self.objective_ms)
         self.recorder.opened = 1
-        total = round(self.rate * self.duration)
-        for index in range(total):
-            intended = start + index / self.rate
+        total = 0
+        for offset in schedule(self.phases):
+            intended = start + offset
             delay = intended - clock()
             if delay > 0:
                 await asyncio.sleep(delay)
             self.release(intended)
+            total += 1
         # Every released request ends: answered, failed, or timed out (sent or
         # still waiting), so the 2xx count is exact for a nothing-lost ledger.
         while self.waiting or self.in_flight:
@@ -131,6 +142,7 @@ class Load:
         return report(self.recorder, self, total, start)
 
     def release(self, intended):
+        """Send a due request on an idle connection, or queue it for one."""
         now = clock()
         self.recorder.released(intended, now)
         while self.idle and now - self.idle[-1].idle_since > IDLE_LIMIT:
@@ -180,7 +192,7 @@ class Load:
         if isinstance(outcome, int):
             self.recorder.answered(outcome, intended, sent_at, clock(), connection.retry_after)
         else:
-            self.recorder.failed(outcome)
+            self.recorder.failed(outcome, intended)
         if connection.reusable:
             self.next_for(connection)
         else:
@@ -207,8 +219,18 @@ class Load:
         as not_sent: a client would have given up on them."""
         now = clock()
         while self.waiting and now - self.waiting[0] > self.timeout:
-            self.waiting.popleft()
-            self.recorder.failed("not_sent")
+            self.recorder.failed("not_sent", self.waiting.popleft())
+
+
+def schedule(phases):
+    """Each request's due time, in seconds from the start: phase after phase
+    [(seconds, rate)], request i of a phase at its start + i / rate, round(rate
+    x seconds) of them (one phase: request i at i / rate, as ever)."""
+    begin = 0.0
+    for seconds, rate in phases:
+        for index in range(round(rate * seconds)):
+            yield begin + index / rate
+        begin += seconds
 
 
 def request_bytes(method, parts, body, headers=None):

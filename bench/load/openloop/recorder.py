@@ -22,12 +22,14 @@ def clock():
 class Recorder:
     """Latencies from the intended send time, statuses and errors."""
 
-    def __init__(self, start, duration):
+    def __init__(self, start, duration, objective_ms=None):
         self.start = start
+        self.objective_us = objective_ms * 1000 if objective_ms else None
         # The schedule's second half: the answers that end in it, against the
         # requests due in it, say whether the server kept pace (report's pace).
         self.half = (start + duration / 2, start + duration)
         self.answered_in_half = 0
+        self.due_in_half = 0  # counted as released: a schedule's phases differ in rate
         self.latency = HdrHistogram(1, HIGHEST_US, 3)
         # Of the answers in latency: the 2xx (what goodput counts within an
         # objective) and the 503 refusals, which should be cheap and early.
@@ -39,6 +41,11 @@ class Recorder:
         # lateness, before any wait for a connection.
         self.lag = HdrHistogram(1, HIGHEST_US, 3)
         self.per_second = collections.defaultdict(list)  # second -> latencies, ms
+        # second -> how its due requests ended: due, ok (2xx), good (2xx within
+        # the objective), refused (503), errors (no answer: timeout, socket,
+        # not_sent). By due second, as the latencies are: a schedule's phases
+        # (a spike, its recovery) show second by second.
+        self.outcomes = collections.defaultdict(collections.Counter)
         self.statuses = collections.Counter()
         self.errors = collections.Counter()  # ERROR_KINDS
         self.sent_on_wire = 0
@@ -47,6 +54,11 @@ class Recorder:
 
     def released(self, intended, now):
         self.lag.record_value(max(1, round((now - intended) * 1e6)))
+        self.outcomes[self.second(intended)]["due"] += 1
+        self.due_in_half += intended >= self.half[0]
+
+    def second(self, intended):
+        return int(intended - self.start)
 
     def answered(self, status, intended, sent_at, now, retry_after=False):
         self.statuses[status] += 1
@@ -54,16 +66,24 @@ class Recorder:
         self.answered_in_half += self.half[0] <= now < self.half[1]
         latency_us = max(1, round((now - intended) * 1e6))
         self.latency.record_value(latency_us)
+        outcomes = self.outcomes[self.second(intended)]
         if 200 <= status < 300:
             self.ok_latency.record_value(latency_us)
+            outcomes["ok"] += 1
+            outcomes["good"] += self.objective_us is not None and latency_us <= self.objective_us
         elif status == REFUSED:
             self.refused.record_value(latency_us)
             self.retry_after += retry_after
+            outcomes["refused"] += 1
         self.service.record_value(max(1, round((now - sent_at) * 1e6)))
-        self.per_second[int(intended - self.start)].append(latency_us / 1000)
+        self.per_second[self.second(intended)].append(latency_us / 1000)
 
-    def failed(self, kind):
+    def failed(self, kind, intended=None):
+        """A request that ended without an answer (intended: when it was
+        due), or a connection that failed to open (none was due)."""
         self.errors[kind] += 1
+        if intended is not None:
+            self.outcomes[self.second(intended)]["errors"] += 1
 
 
 def percentiles_ms(histogram):
@@ -90,13 +110,20 @@ def spectrum(histogram):
     return points
 
 
-def series(per_second, duration):
-    """Per second of the schedule: requests answered and their p99, ms."""
+def series(recorder, duration):
+    """Per second of the schedule (by due time): requests answered and their
+    p99, ms; and how the requests due in it ended: due, ok (2xx), good (2xx
+    within the objective; None without one), refused (503), errors (no
+    answer). An answer of another status is due - ok - refused - errors."""
     rows = []
     for second in range(math.ceil(duration)):
-        values = sorted(per_second.get(second, []))
+        values = sorted(recorder.per_second.get(second, []))
         p99 = values[min(len(values) - 1, math.ceil(0.99 * len(values)) - 1)] if values else None
-        rows.append({"second": second, "count": len(values), "p99_ms": p99})
+        outcomes = recorder.outcomes.get(second, {})
+        counts = {key: outcomes.get(key, 0) for key in ("due", "ok", "good", "refused", "errors")}
+        if recorder.objective_us is None:
+            counts["good"] = None
+        rows.append({"second": second, "count": len(values), "p99_ms": p99, **counts})
     return rows
 
 
@@ -108,6 +135,7 @@ def report(recorder, load, total, start):
     return {
         "offered_rate": load.rate,
         "duration_s": load.duration,
+        "phases": [[seconds, rate] for seconds, rate in load.phases],
         "connections": load.connections,
         "sent": total,
         "sent_on_wire": recorder.sent_on_wire,
@@ -124,7 +152,7 @@ def report(recorder, load, total, start):
         # Answers that ended in the schedule's second half, over the requests
         # due in it: about 1 where the server kept pace, below where its queue
         # grew (each second it falls behind lengthens every later wait).
-        "pace": {"answered": recorder.answered_in_half, "due": total - math.ceil(total / 2)},
+        "pace": {"answered": recorder.answered_in_half, "due": recorder.due_in_half},
         "latency_ms": percentiles_ms(recorder.latency),
         "service_ms": percentiles_ms(recorder.service),
         "send_lag_ms": percentiles_ms(recorder.lag),
@@ -141,6 +169,6 @@ def report(recorder, load, total, start):
             "latency_ms": percentiles_ms(recorder.refused),
             "histogram": recorder.refused.encode().decode("ascii"),
         },
-        "per_second": series(recorder.per_second, load.duration),
+        "per_second": series(recorder, load.duration),
         "generator": {"name": NAME, "version": version()},
     }

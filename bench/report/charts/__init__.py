@@ -8,6 +8,7 @@ from bench.report.charts.latency import draw_latency
 from bench.report.charts.matrix import draw_matrix
 from bench.report.charts.overload import draw_overload
 from bench.report.charts.peak import draw
+from bench.report.charts.spike import draw_spike
 from bench.report.charts.sweep import draw_sweep
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "draw_latency",
     "draw_matrix",
     "draw_overload",
+    "draw_spike",
     "draw_sweep",
     "drawn",
 ]
