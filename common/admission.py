@@ -34,6 +34,11 @@ from common.contract import OVERLOADED, ContractError
 
 RETRY_AFTER = "1"  # seconds: a client that backs off this long finds the queue drained
 HOLD_WEIGHT = 0.1  # the weight of the newest hold time in the pools' running mean
+# CoDel's interval (Nichols and Jacobson, "Controlling Queue Delay"): a wait
+# past the budget is refused only where the shortest wait of the last
+# interval was past it too. A burst or a stall of the machine passes (a
+# closed loop at its peak queues too, briefly); a queue that stays does not.
+INTERVAL = 0.1
 
 
 class Overloaded(ContractError):
@@ -68,14 +73,27 @@ class Budget:
         self.seconds = seconds
         self._max_size = max_size
         self.hold = 0.0  # seconds a connection is held, on average; 0: not known yet
+        self._window = (0.0, None)  # (when this interval ends, its shortest wait)
+        self._standing = False  # the last interval's verdict: its shortest wait past the budget
 
     def held(self, seconds):
         """A connection was held this long (called as it is given back)."""
         self.hold += HOLD_WEIGHT * (seconds - self.hold)
 
-    def spent(self, already):
-        """Whether a request that waited `already` seconds has spent its budget."""
-        return bool(self.seconds) and already >= self.seconds
+    def standing(self, waited, now=None):
+        """Whether a request that waited `waited` seconds before its app
+        started it is refused: past the budget, in a queue that stood past it
+        through the last whole interval (CoDel's rule)."""
+        if not self.seconds:
+            return False
+        now = time.monotonic() if now is None else now
+        ends, shortest = self._window
+        if now >= ends:  # a new interval: judge the last one (an idle gap: no queue)
+            self._standing = now < ends + INTERVAL and shortest is not None
+            self._standing = self._standing and shortest > self.seconds
+            ends, shortest = now + INTERVAL, None
+        self._window = (ends, waited if shortest is None else min(shortest, waited))
+        return self._standing and waited > self.seconds
 
     def left(self, already):
         """What is left of the budget after `already` seconds; None: no budget."""

@@ -99,9 +99,9 @@ class PoolWrapper:
         await self._pool.close()
 
     async def admit(self):
-        """Refuse (Overloaded) a request while the event loop is further behind
-        than the budget: read now, it would wait about that long to run."""
-        if self._budget.spent(self._lag.seconds):
+        """Refuse (Overloaded) a request while the event loop stays further
+        behind than the budget: read now, it would wait about that long to run."""
+        if self._budget.standing(self._lag.seconds):
             raise admission.Overloaded()
 
     @asynccontextmanager

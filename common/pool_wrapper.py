@@ -125,10 +125,10 @@ class PoolWrapper:
         return len(self._waiters)
 
     def admit(self):
-        """Refuse (Overloaded) a request that spent its whole budget in the
-        server's queue before its app could start it (gunicorn's threads:
-        common/gthread.py stamps when it was queued)."""
-        if self._budget.spent(admission.waited()):
+        """Refuse (Overloaded) a request that spent its budget in the server's
+        queue before its app could start it, where that queue stands
+        (gunicorn's threads: common/gthread.py stamps when it was queued)."""
+        if self._budget.standing(admission.waited()):
             raise admission.Overloaded()
 
     @contextmanager
