@@ -34,6 +34,11 @@ from common.contract import OVERLOADED, ContractError
 
 RETRY_AFTER = "1"  # seconds: a client that backs off this long finds the queue drained
 HOLD_WEIGHT = 0.1  # the weight of the newest hold time in the pools' running mean
+# CoDel's interval (Nichols and Jacobson, "Controlling Queue Delay"): a wait
+# past the budget is refused only where the shortest wait of the last
+# interval was past it too. A burst or a stall of the machine passes (a
+# closed loop at its peak queues too, briefly); a queue that stays does not.
+INTERVAL = 0.1
 
 
 class Overloaded(ContractError):
@@ -60,45 +65,74 @@ def waited():
     return 0.0 if when is None else time.monotonic() - when
 
 
+class Standing:
+    """CoDel's test for a standing queue (Nichols and Jacobson, "Controlling
+    Queue Delay"), over the waits recorded: a queue stands where the shortest
+    wait of the last whole INTERVAL reached the budget."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self._window = (0.0, None)  # (when this interval ends, its shortest wait)
+        self.stands = False  # the last interval's verdict
+
+    def record(self, waited, now=None):
+        """A request waited this long (now: its monotonic time)."""
+        now = time.monotonic() if now is None else now
+        ends, shortest = self._window
+        if now >= ends:  # a new interval: judge the last (a gap between: no queue)
+            recent = now < ends + INTERVAL and shortest is not None
+            self.stands = recent and shortest >= self.seconds
+            ends, shortest = now + INTERVAL, None
+        self._window = (ends, waited if shortest is None else min(shortest, waited))
+
+    def refuse(self, waited, now=None):
+        """Record the wait; whether it is refused: past the budget, in a queue that stands."""
+        if not self.seconds:
+            return False
+        self.record(waited, now)
+        return self.stands and waited >= self.seconds
+
+
 class Budget:
-    """One pool's admission: QUEUE_BUDGET and the running mean of how long a
-    connection is held, which turns the queue ahead into an expected wait."""
+    """One pool's admission: QUEUE_BUDGET; whether the queue before the app
+    (the server's, or the loop's lag) stands, and the pool's; and the running
+    mean of how long a connection is held, which turns the waiters ahead into
+    an expected wait."""
 
     def __init__(self, seconds, max_size):
         self.seconds = seconds
         self._max_size = max_size
         self.hold = 0.0  # seconds a connection is held, on average; 0: not known yet
+        self.queue = Standing(seconds)  # before the app: gunicorn's queue, the loop's lag
+        self.pool = Standing(seconds)  # for a connection
 
     def held(self, seconds):
         """A connection was held this long (called as it is given back)."""
         self.hold += HOLD_WEIGHT * (seconds - self.hold)
 
-    def spent(self, already):
-        """Whether a request that waited `already` seconds has spent its budget."""
-        return bool(self.seconds) and already >= self.seconds
-
-    def left(self, already):
-        """What is left of the budget after `already` seconds; None: no budget."""
-        return None if not self.seconds else self.seconds - already
-
-    def refuse(self, ahead, left):
-        """Whether a request with `ahead` waiters before it and `left` seconds of
-        budget is refused at once: its expected wait is past what is left."""
-        if left is None:
+    def refuse(self, ahead, already):
+        """Whether a request that waited `already` seconds, with `ahead` waiters
+        before it for a connection, is refused at once: the pool's queue stands,
+        and the wait it predicts passes what is left of the budget."""
+        if not self.seconds or not self.pool.stands:
             return False
-        return left <= 0 or (ahead + 1) * self.hold / self._max_size > left
+        return (ahead + 1) * self.hold / self._max_size > self.seconds - already
 
-    def wait(self, timeout, left):
-        """How long a waiter may wait: POOL_TIMEOUT or what is left of its budget."""
-        return timeout if left is None else min(timeout, left)
-
-    def timed_out(self, timeout, left):
-        """What a waiter whose wait ran out raises: Overloaded if its budget ran
-        out first, else TimeoutError (no free connection in POOL_TIMEOUT: the
-        database cannot serve, 503 database unavailable)."""
-        if left is not None and left < timeout:
-            return Overloaded()
-        return TimeoutError("no free database connection")
+    def waits(self, timeout, already):
+        """How long a waiter waits before it asks again whether the pool's queue
+        stands: what is left of its budget, then an INTERVAL at a time, up to
+        POOL_TIMEOUT in all."""
+        if not self.seconds:
+            yield timeout
+            return
+        step = min(timeout, max(0.0, self.seconds - already))
+        spent = 0.0
+        while True:
+            yield step
+            spent += step
+            if spent >= timeout:
+                return
+            step = min(INTERVAL, timeout - spent)
 
 
 class LoopLag:

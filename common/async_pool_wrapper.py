@@ -99,9 +99,9 @@ class PoolWrapper:
         await self._pool.close()
 
     async def admit(self):
-        """Refuse (Overloaded) a request while the event loop is further behind
-        than the budget: read now, it would wait about that long to run."""
-        if self._budget.spent(self._lag.seconds):
+        """Refuse (Overloaded) a request while the event loop stays further
+        behind than the budget: read now, it would wait about that long to run."""
+        if self._budget.queue.refuse(self._lag.seconds):
             raise admission.Overloaded()
 
     @asynccontextmanager
@@ -126,16 +126,28 @@ class PoolWrapper:
 
     async def _take_place(self):
         """One of max_size places, in arrival order, unless the budget says no."""
-        left = self._budget.left(0.0)  # the loop read the request just now
-        if self._slots.locked() and self._budget.refuse(self._waiting, left):
+        if self._slots.locked() and self._budget.refuse(self._waiting, 0.0):
             raise admission.Overloaded()
+        started = time.monotonic()
+        # One acquire for the whole wait, asked again and again whether to go on:
+        # a new acquire would lose the place in line.
+        place = asyncio.ensure_future(self._slots.acquire())
         self._waiting += 1
         try:
-            await asyncio.wait_for(self._slots.acquire(), self._budget.wait(self._timeout, left))
-        except TimeoutError:
-            raise self._budget.timed_out(self._timeout, left) from None
+            for wait in self._budget.waits(self._timeout, 0.0):
+                if (await asyncio.wait({place}, timeout=wait))[0]:
+                    break
+                if self._budget.pool.refuse(time.monotonic() - started):
+                    raise admission.Overloaded()
+            else:
+                raise TimeoutError("no free database connection")
+        except BaseException:
+            if not place.cancel() and not place.cancelled() and place.exception() is None:
+                self._slots.release()  # it came as the wait ended
+            raise
         finally:
             self._waiting -= 1
+        self._budget.pool.record(time.monotonic() - started)
 
 
 def session_init(settings):

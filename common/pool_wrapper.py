@@ -125,10 +125,10 @@ class PoolWrapper:
         return len(self._waiters)
 
     def admit(self):
-        """Refuse (Overloaded) a request that spent its whole budget in the
-        server's queue before its app could start it (gunicorn's threads:
-        common/gthread.py stamps when it was queued)."""
-        if self._budget.spent(admission.waited()):
+        """Refuse (Overloaded) a request that spent its budget in the server's
+        queue before its app could start it, where that queue stands
+        (gunicorn's threads: common/gthread.py stamps when it was queued)."""
+        if self._budget.queue.refuse(admission.waited()):
             raise admission.Overloaded()
 
     @contextmanager
@@ -168,18 +168,20 @@ class PoolWrapper:
         """A connection: an idle one, or a new one where there is room, unless
         others wait; else the one the longest waiter is handed next, unless
         the budget says no (Overloaded)."""
-        left = self._budget.left(admission.waited())
+        already = admission.waited()  # in the server's queue
+        started = time.monotonic()
         with self._lock:
             if self._closed:
                 raise RuntimeError("pool is closed")
             grant = None if self._waiters else self._grant()
             if grant is None:
-                if self._budget.refuse(len(self._waiters), left):
+                if self._budget.refuse(len(self._waiters), already):
                     raise admission.Overloaded()
                 waiter = _Waiter()
                 self._waiters.append(waiter)
         if grant is None:
-            grant = self._wait(waiter, left)
+            grant = self._wait(waiter, already)
+        self._budget.pool.record(already + time.monotonic() - started)
         if grant is CLOSED:
             raise RuntimeError("pool is closed")
         if grant is not ROOM and not _closed_by_server(grant):
@@ -198,12 +200,18 @@ class PoolWrapper:
             return ROOM
         return None
 
-    def _wait(self, waiter, left):
-        """What waiter is handed within the timeout or its budget; TimeoutError
-        or Overloaded if nothing."""
+    def _wait(self, waiter, already):
+        """What waiter is handed within the timeout; TimeoutError if nothing,
+        Overloaded once its budget is spent in a queue that stands."""
+        started = time.monotonic()
+        refused = TimeoutError("no free database connection")
         try:
-            if waiter.ready.wait(self._budget.wait(self._timeout, left)):
-                return waiter.grant
+            for wait in self._budget.waits(self._timeout, already):
+                if waiter.ready.wait(wait):
+                    return waiter.grant
+                if self._budget.pool.refuse(already + time.monotonic() - started):
+                    refused = admission.Overloaded()
+                    break
         except BaseException:  # interrupted (gevent's kill): give back what came
             with self._lock:
                 if waiter in self._waiters:
@@ -214,7 +222,7 @@ class PoolWrapper:
         with self._lock:
             if waiter in self._waiters:
                 self._waiters.remove(waiter)
-                raise self._budget.timed_out(self._timeout, left)
+                raise refused
         return waiter.grant  # handed over as the wait ran out
 
     def _give(self, grant):
