@@ -3,7 +3,7 @@
 A server that accepts every request lets a queue grow past capacity, and every
 request in it misses the latency objective together: at twice its capacity
 each app answered 1-2 % of its requests within 100 ms and refused none
-(docs/reliability.md, "Past capacity"). Each app instead gives a request
+(issue 42's measurement). Each app instead gives a request
 QUEUE_BUDGET seconds to start its work, counted from when it reached the
 server's queue:
 
@@ -20,9 +20,12 @@ server's queue:
   of it and the time a connection is held, is refused at once, and one whose
   wait ran out is refused then.
 
-A refusal is the contract's 503 with Retry-After (Overloaded), costs no
-database round trip, and writes nothing. QUEUE_BUDGET=0 turns admission off:
-then only POOL_TIMEOUT bounds the pool's queue.
+Each only where that queue stands (Standing, CoDel's rule): the shortest wait
+of the last INTERVAL passed the budget too. A burst, a stall of the machine or
+a closed loop at its peak is served; a queue that stays is cut. A refusal is
+the contract's 503 with Retry-After (Overloaded), costs no database round
+trip, and writes nothing. QUEUE_BUDGET=0 turns admission off: then only
+POOL_TIMEOUT bounds the pool's queue (docs/reliability.md, "Past capacity").
 """
 
 import asyncio
