@@ -6,19 +6,15 @@ column, the bound that binds, the open loop's connection model, the A/A
 floor and each search's steps. A view of the records: no mode imported."""
 
 from bench import intervals
-from bench.report.tables import baseline_app, condition_words, delay_words, number, table
+from bench.report.tables import (
+    baseline_app,
+    condition_words,
+    delay_words,
+    number,
+    table,
+    where,
+)
 from bench.routes import ROUTES
-
-# Where a record was measured, but for the app: the cells a table has one row
-# of each app in (the ratings route's sources too, None for other routes).
-WHERE = ("deployment", "db_delay_ms", "route", "connections", "fan_out", "upstream_delay")
-
-
-def where(record):
-    """WHERE's values of a record, or of a dict (a ratio, a floor)."""
-    if isinstance(record, dict):
-        return tuple(record.get(key) for key in WHERE)
-    return tuple(getattr(record, key, None) for key in WHERE)
 
 
 def floor_for(floors, record):

@@ -3,10 +3,9 @@ deployment, database delay, route and connection count, one table per app
 of what came back when it was offered multiples of its own capacity. A view
 of the records: no mode imported."""
 
-from bench.report.tables import condition_words, delay_words, number, table
+from bench.report.tables import condition_words, delay_words, estimate_cell, number, table, where
 from bench.routes import ROUTES
 
-WHERE = ("deployment", "db_delay_ms", "route", "connections", "fan_out", "upstream_delay")
 HEADER = [
     "x capacity",
     "offered req/s",
@@ -19,19 +18,6 @@ HEADER = [
     "generator",
 ]
 ERRORS = ("other_status", "timeout", "socket", "not_sent", "connect")
-
-
-def where(record):
-    return tuple(getattr(record, key, None) for key in WHERE)
-
-
-def goodput_cell(found):
-    estimate = found.goodput_rps
-    cell = f"{estimate['value']:,.1f}"
-    if estimate.get("ci95"):
-        low, high = estimate["ci95"]
-        cell += f" ({low:,.1f}-{high:,.1f})"
-    return cell
 
 
 def errors_cell(found):
@@ -65,7 +51,7 @@ def row(found):
     return [
         f"{found.multiple:g}",
         f"{found.offered_rps:,.0f}",
-        goodput_cell(found),
+        estimate_cell(found.goodput_rps),
         number(share, "{:.0%}"),
         f"{found.late_rps:,.1f}",
         f"{found.refused_rps:,.1f}",

@@ -3,8 +3,7 @@ deployment, database delay, route and connection count, one table per app:
 each phase's goodput, refusals and errors, and the recovery after the spike.
 A view of the records: no mode imported."""
 
-from bench.report.overload import WHERE
-from bench.report.tables import condition_words, delay_words, table
+from bench.report.tables import condition_words, delay_words, estimate_cell, table, where
 from bench.routes import ROUTES
 
 HEADER = [
@@ -15,18 +14,6 @@ HEADER = [
     "503/s",
     "other errors/s",
 ]
-
-
-def where(record):
-    return tuple(getattr(record, key, None) for key in WHERE)
-
-
-def estimate_cell(estimate, unit=""):
-    cell = f"{estimate['value']:,.1f}{unit}"
-    if estimate.get("ci95"):
-        low, high = estimate["ci95"]
-        cell += f" ({low:,.1f}-{high:,.1f})"
-    return cell
 
 
 def recovery_words(found):

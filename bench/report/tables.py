@@ -6,6 +6,26 @@ from bench import intervals
 from bench.routes import ROUTES
 from bench.sut import cost
 
+# Where a record was measured, but for the app: the cells a table has one row
+# of each app in (the ratings route's sources too, None for other routes).
+WHERE = ("deployment", "db_delay_ms", "route", "connections", "fan_out", "upstream_delay")
+
+
+def where(record):
+    """WHERE's values of a record, or of a dict (a ratio, a floor)."""
+    if isinstance(record, dict):
+        return tuple(record.get(key) for key in WHERE)
+    return tuple(getattr(record, key, None) for key in WHERE)
+
+
+def estimate_cell(estimate, unit=""):
+    """{"value", "ci95"} as "12.5 (10.0-15.0)", the unit after the value."""
+    cell = f"{estimate['value']:,.1f}{unit}"
+    if estimate.get("ci95"):
+        low, high = estimate["ci95"]
+        cell += f" ({low:,.1f}-{high:,.1f})"
+    return cell
+
 
 def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

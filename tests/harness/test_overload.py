@@ -9,10 +9,8 @@ capacity and the rest are refusals. Wide margins: no speed is asserted,
 only that the instrument counts what the server's limit imposes."""
 
 import asyncio
-import threading
 
 import pytest
-import uvloop
 
 from bench.modes import capacity, overload
 from bench.plan import plan
@@ -24,36 +22,24 @@ from bench.routes import ROUTES
 from bench.sut.targets import Target
 from bench.values import Objective
 from tests.helpers import bench_options
+from tests.toy_http import ENVIRONMENT, REFUSED, Connection, NoDatabase, ThreadedServer
 
 LIMIT, DELAY = 4, 0.050
 PHYSICS = LIMIT / DELAY  # requests/s it can answer
 P99_100 = Objective(99.0, 100.0)
-ENVIRONMENT = {"cpu_count": 2, "cpu_model": "a CPU", "date": "2026-11-28T12:00", "git_commit": None}
 
 
-class Admitting(asyncio.Protocol):
-    """One connection of the server: each request admitted or refused."""
+class Admitting(Connection):
+    """Each request admitted, or refused at once past LIMIT in flight."""
 
-    def __init__(self, server):
-        self.server, self.buffer, self.transport = server, b"", None
-
-    def connection_made(self, transport):
-        self.transport = transport
-
-    def connection_lost(self, exc):
-        self.transport = None
-
-    def data_received(self, data):
-        self.buffer += data
-        while b"\r\n\r\n" in self.buffer:  # GETs: no body
-            _, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
-            asyncio.get_running_loop().create_task(self.answer())
+    def request(self):
+        asyncio.get_running_loop().create_task(self.answer())
 
     async def answer(self):
         server = self.server
         if server.in_flight >= LIMIT:
             server.refused += 1
-            return self.write(b"503 Service Unavailable", b"Retry-After: 1\r\n")
+            return self.write(*REFUSED)
         server.in_flight += 1
         try:
             await asyncio.sleep(DELAY)
@@ -61,55 +47,13 @@ class Admitting(asyncio.Protocol):
             server.in_flight -= 1
         self.write(b"200 OK")
 
-    def write(self, status, headers=b""):
-        if self.transport is not None:
-            body = b'{"ok": true}'
-            self.transport.write(
-                b"HTTP/1.1 " + status + b"\r\nContent-Type: application/json\r\n"
-                b"Content-Length: %d\r\n" % len(body) + headers + b"\r\n" + body
-            )
 
-
-class AdmittingServer:
-    """The server on its own event loop, in a thread: `with AdmittingServer() as s:` s.url."""
+class AdmittingServer(ThreadedServer):
+    CONNECTION = Admitting
 
     def __init__(self):
-        self.loop = uvloop.new_event_loop()
+        super().__init__()
         self.in_flight = self.refused = 0
-        self.ready = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.url = None
-
-    def run(self):
-        server = self.loop.run_until_complete(
-            self.loop.create_server(lambda: Admitting(self), "127.0.0.1", 0)
-        )
-        self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-        self.ready.set()
-        try:
-            self.loop.run_forever()
-        finally:
-            server.close()
-            self.loop.run_until_complete(server.wait_closed())
-            self.loop.close()
-
-    def __enter__(self):
-        self.thread.start()
-        self.ready.wait(10)
-        return self
-
-    def __exit__(self, *exc):
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-
-
-class NoDatabase:
-    """What a GET run reads of the run's database: nothing (no connections watched)."""
-
-    url = postmaster = film = None
-
-    def clear(self, settle=False):
-        pass
 
 
 def measured(url, tmp_path, multiples):

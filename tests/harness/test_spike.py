@@ -18,11 +18,9 @@ spike. Wide margins: no speed is asserted, only that the instrument finds
 what the queue's arithmetic imposes."""
 
 import asyncio
-import threading
 import time
 
 import pytest
-import uvloop
 
 from bench.modes import spike
 from bench.plan import plan
@@ -33,8 +31,8 @@ from bench.rotation import Context, Stage
 from bench.routes import ROUTES
 from bench.sut.targets import Target
 from bench.values import Objective, Phase
-from tests.harness.test_overload import ENVIRONMENT, NoDatabase
 from tests.helpers import bench_options
+from tests.toy_http import ENVIRONMENT, REFUSED, Connection, NoDatabase, ThreadedServer
 
 RATE = 200.0  # requests/s the server answers
 SERVICE = 1 / RATE
@@ -44,73 +42,27 @@ PHASES = (Phase(1, 0.5), Phase(1, 2.0), Phase(3, 0.5))
 PHYSICS_S = 2.0  # the unbounded queue's recovery (above)
 
 
-class Queued(asyncio.Protocol):
-    """One connection of the server: each request queued behind the others."""
+class Queued(Connection):
+    """Each request queued behind the others, answered SERVICE after the one
+    before; bounded, refused at once where it would wait past the budget."""
 
-    def __init__(self, server):
-        self.server, self.buffer, self.transport = server, b"", None
-
-    def connection_made(self, transport):
-        self.transport = transport
-
-    def connection_lost(self, exc):
-        self.transport = None
-
-    def data_received(self, data):
-        self.buffer += data
-        while b"\r\n\r\n" in self.buffer:  # GETs: no body
-            _, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
-            self.queue()
-
-    def queue(self):
+    def request(self):
         server, now = self.server, time.perf_counter()
         start = max(now, server.free_at)
         if server.budget is not None and start - now > server.budget:
             server.refused += 1
-            return self.write(b"503 Service Unavailable", b"Retry-After: 1\r\n")
+            return self.write(*REFUSED)
         server.free_at = start + SERVICE
         asyncio.get_running_loop().call_later(server.free_at - now, self.write, b"200 OK")
 
-    def write(self, status, headers=b""):
-        if self.transport is not None:
-            body = b'{"ok": true}'
-            self.transport.write(
-                b"HTTP/1.1 " + status + b"\r\nContent-Type: application/json\r\n"
-                b"Content-Length: %d\r\n" % len(body) + headers + b"\r\n" + body
-            )
 
-
-class QueueServer:
-    """The server on its own event loop, in a thread: `with QueueServer() as s:` s.url."""
+class QueueServer(ThreadedServer):
+    CONNECTION = Queued
+    BACKLOG = 1024
 
     def __init__(self, budget=None):
-        self.loop = uvloop.new_event_loop()
+        super().__init__()
         self.budget, self.free_at, self.refused = budget, 0.0, 0
-        self.ready = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.url = None
-
-    def run(self):
-        server = self.loop.run_until_complete(
-            self.loop.create_server(lambda: Queued(self), "127.0.0.1", 0, backlog=1024)
-        )
-        self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-        self.ready.set()
-        try:
-            self.loop.run_forever()
-        finally:
-            server.close()
-            self.loop.run_until_complete(server.wait_closed())
-            self.loop.close()
-
-    def __enter__(self):
-        self.thread.start()
-        self.ready.wait(10)
-        return self
-
-    def __exit__(self, *exc):
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
 
 
 def measured(url, tmp_path, repeat):

@@ -5,7 +5,7 @@ in its colour. Where goodput holds level past the capacity the app refuses
 the excess cheaply; where it falls, its queue made every answer late."""
 
 from bench.report.charts.common import apps_of, color, figure, legend, saved, styled
-from bench.report.overload import where
+from bench.report.tables import where
 from bench.routes import ROUTES
 
 

@@ -10,7 +10,7 @@ import statistics
 from matplotlib.ticker import MaxNLocator
 
 from bench.report.charts.common import apps_of, color, figure, legend, log_axis, saved, styled
-from bench.report.spike import where
+from bench.report.tables import where
 from bench.routes import ROUTES
 
 
