@@ -71,12 +71,14 @@ def waited():
 class Standing:
     """CoDel's test for a standing queue (Nichols and Jacobson, "Controlling
     Queue Delay"), over the waits recorded: a queue stands where the shortest
-    wait of the last whole INTERVAL reached the budget."""
+    wait of the last whole INTERVAL reached the budget, and goes on standing
+    while that shortest wait stays past half the budget."""
 
     def __init__(self, seconds):
         self.seconds = seconds
         self._window = (0.0, None)  # (when this interval ends, its shortest wait)
         self.stands = False  # the last interval's verdict
+        self.last = 0.0  # the wait recorded last
 
     def record(self, waited, now=None):
         """A request waited this long (now: its monotonic time)."""
@@ -84,9 +86,13 @@ class Standing:
         ends, shortest = self._window
         if now >= ends:  # a new interval: judge the last (a gap between: no queue)
             recent = now < ends + INTERVAL and shortest is not None
-            self.stands = recent and shortest >= self.seconds
+            # A queue that stands is cut to about the budget, and some waits
+            # then fall just under it: it stands until they fall below half.
+            floor = self.seconds / 2 if self.stands else self.seconds
+            self.stands = recent and shortest >= floor
             ends, shortest = now + INTERVAL, None
         self._window = (ends, waited if shortest is None else min(shortest, waited))
+        self.last = waited
 
     def refuse(self, waited, now=None):
         """Record the wait; whether it is refused: past the budget, in a queue that stands."""

@@ -1,37 +1,188 @@
-"""gunicorn config for the sync apps: the gthread worker tells the app how long
-each request waited in its queue.
+"""gunicorn config for the sync apps: the gthread worker refuses a request that
+has waited past its budget, before the app sees it.
 
     gunicorn --worker-class gthread --config python:common.gthread ...
 
-The gthread worker reads which connections have a request and queues them for
-its threads; with every thread busy, a request waits there, where the app
-cannot see it (past capacity, seconds: docs/reliability.md, "Past
-capacity"). This hook notes when each connection is queued, and the thread
-that serves it hands that to common/admission.py, so that the app (its
-pool's admit(), before any work) refuses a request that spent its budget in
-the queue. Nothing else of the worker changes.
+Past capacity a request waits where the app cannot see it (docs/reliability.md,
+"Past capacity"): in the kernel until the worker's main thread reads that its
+connection has data (a thread of the app's holds the GIL meanwhile), then in
+the worker's queue until one of its threads is free. Its wait is counted from
+when its first bytes reached this host: the kernel's receive timestamp
+(SO_TIMESTAMPNS), peeked as the main thread queues it. Where that wait stands
+past QUEUE_BUDGET (common/admission.py, CoDel's rule):
+
+* the main thread refuses a plain GET whose wait so far, and the queue ahead
+  of it at the pace the threads take from it, pass the budget: it reads the
+  head, writes the contract's 503 as it is, and keeps the connection alive,
+  with no thread, no WSGI environ, no app, no database;
+* a thread refuses any request that waited past the budget, before the app.
+
+A refusal that goes through the app costs about as much CPU as an answer
+(Flask: 0.44 ms of the 1.0 ms a film costs, measured at twice its capacity),
+and past capacity CPU is what is short. An admitted request carries its wait
+on to the pool (admission.queued_at), which refuses a wait for a connection
+past what is left of the budget.
 """
 
+import json
+import socket
+import struct
 import time
+from concurrent import futures
 
 from common import admission
+from common.contract import OVERLOADED
+from common.settings import Settings
+
+# The apps' own 503 (Flask's jsonify: the JSON, then a newline).
+BODY = (json.dumps({"error": OVERLOADED}, separators=(",", ":")) + "\n").encode()
+HEAD = (
+    "HTTP/1.1 503 Service Unavailable\r\n"
+    "Content-Type: application/json\r\n"
+    f"Content-Length: {len(BODY)}\r\n"
+    f"Retry-After: {admission.RETRY_AFTER}\r\n"
+)
+KEPT_ALIVE = (HEAD + "\r\n").encode() + BODY
+PEEK = 8192  # bytes of a request head read in the main thread: gunicorn's line limit is 4,094
+SERVED_BY_THREADS = (b"content-length:", b"transfer-encoding:", b"connection:", b"upgrade:")
+# Linux's socket option and its control message (Python's socket module names
+# neither): the time a packet was received, as a struct timespec.
+SO_TIMESTAMPNS = 35
+TIMESPEC = struct.Struct("qq")
 
 
 def post_worker_init(worker):
     """gunicorn's hook, in each worker process once it has loaded the app."""
-    enqueue_req, handle = worker.enqueue_req, worker.handle
+    budget = Settings.from_env().queue_budget
+    standing = admission.Standing(budget)
+    pace = Pace()
+    enqueue_req, handle_request = worker.enqueue_req, worker.handle_request
+    stamped = budget and not worker.cfg.is_ssl
+    if stamped:  # accepted connections inherit it
+        for listener in worker.sockets:
+            listener.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
 
     def queue(conn):
-        conn.queued_at = time.monotonic()
+        """The main thread: a connection with a request, for the threads."""
+        now = time.monotonic()
+        head, arrived = peek(conn, now) if stamped else (b"", now)
+        conn.queued_at = arrived
+        if standing.stands and now - arrived + pace.wait(queued(worker)) >= budget:
+            if refused_at_once(worker, conn, head):
+                return
         enqueue_req(conn)
 
-    def serve(conn):
-        admission.queued_at(getattr(conn, "queued_at", None))
+    def serve(req, conn):
+        """A thread: the parsed request, before the app."""
+        started = time.monotonic()
+        pace.took(started, queued(worker))
+        queued_at = getattr(conn, "queued_at", None)
+        if queued_at is not None and standing.refuse(started - queued_at):
+            return refuse(req, conn)
+        admission.queued_at(queued_at)
         try:
-            return handle(conn)
+            return handle_request(req, conn)
         finally:
             admission.queued_at(None)
 
-    # The worker submits self.handle to its threads: these instance attributes
-    # are what it finds.
-    worker.enqueue_req, worker.handle = queue, serve
+    # The worker's main thread calls self.enqueue_req for each connection
+    # that has a request, and its threads self.handle_request with the
+    # parsed request: these instance attributes are what it finds.
+    worker.enqueue_req, worker.handle_request = queue, serve
+
+
+class Pace:
+    """How fast the worker's threads take requests from its queue: the mean
+    time between two takes while requests wait, which turns the requests
+    queued into the wait of one queued now."""
+
+    def __init__(self):
+        self.gap = 0.0
+        self._last = None
+
+    def took(self, now, waiting):
+        if self._last is not None and waiting:
+            self.gap += admission.HOLD_WEIGHT * (now - self._last - self.gap)
+        self._last = now
+
+    def wait(self, waiting):
+        return waiting * self.gap
+
+
+def queued(worker):
+    """The requests waiting for a thread (ThreadPoolExecutor's queue)."""
+    return worker.tpool._work_queue.qsize()
+
+
+def peek(conn, now):
+    """(the bytes waiting on conn, up to PEEK; when the first of them reached
+    the kernel, in monotonic seconds: now if none has, or if gunicorn holds
+    some already)."""
+    if conn.initialized and (conn.is_http2 or conn.parser.unreader.buf.getvalue()):
+        return b"", now
+    try:
+        data, ancillary, _, _ = conn.sock.recvmsg(
+            PEEK, socket.CMSG_SPACE(TIMESPEC.size), socket.MSG_PEEK | socket.MSG_DONTWAIT
+        )
+    except OSError:
+        return b"", now
+    for level, kind, stamp in ancillary:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+            seconds, nanoseconds = TIMESPEC.unpack(stamp[: TIMESPEC.size])
+            return data, now - max(0.0, time.time() - seconds - nanoseconds / 1e9)
+    return data, now
+
+
+def refused_at_once(worker, conn, head):
+    """Refuse the request on conn in the main thread, if head is a plain GET
+    that has arrived whole and alone: read it, write the 503, and give the
+    connection back to the worker's poller, kept alive. No thread, no parser:
+    the cheapest answer gunicorn can give (anything else: False, and the
+    request is queued, to be judged by the thread that takes it)."""
+    if not plain_get(head) or len(worker.keepalived_conns) >= worker.max_keepalived:
+        return False
+    try:
+        conn.sock.recv(len(head), socket.MSG_DONTWAIT)
+        sent = conn.sock.send(KEPT_ALIVE, socket.MSG_DONTWAIT)
+    except OSError:
+        sent = 0
+    if sent != len(KEPT_ALIVE):  # a full buffer or a gone client: not worth a thread
+        worker.nr_conns -= 1
+        conn.close()
+        return True
+    conn.init()  # a new connection: its parser, for the next request
+    done = futures.Future()
+    done.set_result(True)
+    worker.finish_request(conn, done)  # kept alive: back to the poller
+    return True
+
+
+def plain_get(head):
+    """A whole GET head, HTTP/1.1, nothing after it: no body, no Connection,
+    no Upgrade (each of those is the thread's to judge)."""
+    end = head.find(b"\r\n\r\n")
+    if end < 0 or end + 4 != len(head):
+        return False
+    line, _, fields = head[:end].partition(b"\r\n")
+    if not (line.startswith(b"GET ") and line.endswith(b" HTTP/1.1")):
+        return False
+    fields = fields.lower()
+    return not any(name in fields for name in SERVED_BY_THREADS)
+
+
+def refuse(req, conn):
+    """Write the 503; whether the connection may carry another request (the
+    worker's answer from handle_request). One whose request has a body is
+    closed: its body may not have arrived (Expect: 100-continue), and a
+    thread must not wait for it past capacity."""
+    keep = not req.should_close() and not has_body(req)
+    head = HEAD + ("" if keep else "Connection: close\r\n") + "\r\n"
+    conn.sock.sendall(head.encode() + (b"" if req.method == "HEAD" else BODY))
+    return keep
+
+
+def has_body(req):
+    for name, value in req.headers:
+        if name == "TRANSFER-ENCODING" or (name == "CONTENT-LENGTH" and value.strip() != "0"):
+            return True
+    return False

@@ -124,13 +124,6 @@ class PoolWrapper:
         """The threads waiting for a connection now."""
         return len(self._waiters)
 
-    def admit(self):
-        """Refuse (Overloaded) a request that spent its budget in the server's
-        queue before its app could start it, where that queue stands
-        (gunicorn's threads: common/gthread.py stamps when it was queued)."""
-        if self._budget.queue.refuse(admission.waited()):
-            raise admission.Overloaded()
-
     @contextmanager
     def acquire(self):
         """A connection for the block, in autocommit; rolled back if the block

@@ -29,7 +29,6 @@ def create_app(pool, sources):
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = falcon.media.JSONHandler(
         dumps=partial(json.dumps, separators=(",", ":"))
     )
-    app.add_middleware(db.Admission(pool))
     errors.init_app(app)
     app.add_route("/films", films.Films(pool))
     app.add_route("/films/{film_id}", films.Film(pool))

@@ -16,13 +16,3 @@ def open_pool(settings):
     atexit.register(pool.close)
     return pool.open()
 
-
-class Admission:
-    """gunicorn's threads: a request waits in the worker's queue before the app
-    sees it; one that spent its budget there is refused before any work."""
-
-    def __init__(self, pool):
-        self.pool = pool
-
-    def process_request(self, req, resp):
-        self.pool.admit()

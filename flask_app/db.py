@@ -11,9 +11,6 @@ def init_app(app, settings):
     pool = PoolWrapper.from_settings(settings)
     app.extensions["pool"] = pool.open()
     atexit.register(pool.close)
-    # gunicorn's threads: a request waits in the worker's queue before the app
-    # sees it; one that spent its budget there is refused before any work.
-    app.before_request(pool.admit)
 
 
 def acquire():

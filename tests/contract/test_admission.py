@@ -9,14 +9,17 @@ statement a lock keeps waiting.
 """
 
 import asyncio
+import json
+import socket
 import time
+import types
 from concurrent.futures import ThreadPoolExecutor
 
 import psycopg2
 import pytest
 import requests
 
-from common import admission, async_pool_wrapper, contract, pool_wrapper
+from common import admission, async_pool_wrapper, contract, gthread, pool_wrapper
 from infra import apps
 from tests.helpers import query, serve
 from tools.serve import APPS
@@ -98,27 +101,21 @@ def admitted_until_refused(admit, seconds=1.0):
     raise AssertionError(f"nothing refused in {seconds} s")
 
 
-def test_a_queue_that_stands_past_the_budget_is_refused_a_burst_is_not(database_url):
-    """gunicorn's queue (common/gthread.py stamps it): one request queued long
-    ago is let in (a burst, a stall); requests that all waited past the budget
-    through a whole interval (CoDel's rule) are refused; one queued just now is
-    let in again."""
-    pool = sync_pool(database_url, budget=0.2)
-
-    def queued_long_ago():
-        admission.queued_at(time.monotonic() - 0.3)
-        pool.admit()
-
-    try:
-        queued_long_ago()  # alone: no queue stood before it
-        took = admitted_until_refused(queued_long_ago)
-        admission.queued_at(time.monotonic())
-        pool.admit()
-        take(pool)
-    finally:
-        admission.queued_at(None)
-        pool.close()
+def test_a_queue_that_stands_past_the_budget_is_refused_a_burst_is_not():
+    """gunicorn's queue (common/gthread.py judges each request's wait by it):
+    one request queued long ago is let in (a burst, a stall); requests that
+    all waited past the budget through a whole interval (CoDel's rule) are
+    refused; one queued just now is let in again."""
+    standing = admission.Standing(0.2)
+    assert not standing.refuse(0.3)  # alone: no queue stood before it
+    took = admitted_until_refused(lambda: raise_if(standing.refuse(0.3)))
+    assert not standing.refuse(0.0)
     assert admission.INTERVAL <= took < admission.INTERVAL + MARGIN
+
+
+def raise_if(refuse):
+    if refuse:
+        raise admission.Overloaded()
 
 
 async def async_refusal(database_url, budget, hold):
@@ -281,6 +278,82 @@ def test_writes_that_stood_in_gunicorns_queue_past_the_budget_are_refused(
         if write.status_code == 503:
             assert write.json() == OVERLOADED and write.headers["Retry-After"] == "1"
     assert query(db, "SELECT count(*) FROM review") == [(statuses.count(201),)]
+
+
+def test_reads_that_stood_in_the_queue_are_refused_and_kept_alive(one_thread, db, database_url):
+    """The same with reads, each on a connection of its own that then asks
+    again: a GET is refused by the worker's main thread, or by the thread that
+    takes it, the same 503 either way (common/gthread.py), and the connection
+    it came on carries the next request."""
+    url = one_thread.url
+    assert timed("GET", f"{url}/films/995/")[0].status_code == 200
+    locker = psycopg2.connect(database_url)
+    try:
+        with locker.cursor() as cursor:
+            cursor.execute("BEGIN; LOCK TABLE film IN ACCESS EXCLUSIVE MODE")
+        with ThreadPoolExecutor(QUEUED + 1) as background:
+            held = background.submit(timed, "GET", f"{url}/films/995/")
+            wait_for_lock_waiter(db)
+            asked = [background.submit(twice, f"{url}/films/994/") for _ in range(QUEUED)]
+            time.sleep(1.0)
+            locker.rollback()
+            assert held.result(timeout=10)[0].status_code == 200
+            answers = [answer for future in asked for answer in future.result(timeout=30)]
+    finally:
+        locker.close()
+    assert {status for status, _, _ in answers} == {200, 503}
+    for status, headers, body in answers:
+        if status == 503:
+            assert json.loads(body) == OVERLOADED and headers["retry-after"] == "1"
+            assert headers["content-type"] == "application/json"
+
+
+def twice(url):
+    """GET url twice over one kept-alive connection: [(status, headers, body)] * 2."""
+    session = requests.Session()
+    answers = []
+    for _ in range(2):
+        response = session.get(url, timeout=30)
+        headers = {name.lower(): value for name, value in response.headers.items()}
+        answers.append((response.status_code, headers, response.content))
+    return answers
+
+
+@pytest.mark.parametrize(
+    "head, refused_at_once",
+    [
+        (b"GET /films/1/ HTTP/1.1\r\nHost: x\r\n\r\n", True),
+        (b"GET /films/1/ HTTP/1.1\r\nHost: x\r\n", False),  # not whole yet
+        (b"GET /films/1/ HTTP/1.1\r\nHost: x\r\n\r\nGET /", False),  # pipelined
+        (b"HEAD /films/1/ HTTP/1.1\r\nHost: x\r\n\r\n", False),  # no body to send
+        (b"POST /reviews/ HTTP/1.1\r\nContent-Length: 2\r\n\r\n", False),
+        (b"GET / HTTP/1.0\r\n\r\n", False),  # closes: the thread's
+        (b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n", False),
+        (b"GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", False),
+        (b"GET / HTTP/1.1\r\nUpgrade: h2c\r\n\r\n", False),
+    ],
+)
+def test_the_main_thread_refuses_only_a_whole_plain_get(head, refused_at_once):
+    assert gthread.plain_get(head) is refused_at_once
+
+
+def test_a_requests_wait_counts_from_when_it_reached_the_kernel():
+    """common/gthread.py's peek: the bytes waiting, not read, and when they
+    arrived (SO_TIMESTAMPNS, inherited from the listener), however long the
+    worker took to look."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.setsockopt(socket.SOL_SOCKET, gthread.SO_TIMESTAMPNS, 1)
+        with socket.create_connection(listener.getsockname()) as client:
+            served, _ = listener.accept()
+            with served:
+                client.sendall(b"GET / HTTP/1.1\r\n\r\n")
+                time.sleep(0.3)
+                conn = types.SimpleNamespace(sock=served, initialized=False)
+                now = time.monotonic()
+                head, arrived = gthread.peek(conn, now)
+                assert head == b"GET / HTTP/1.1\r\n\r\n" == served.recv(100)
+                assert 0.3 <= now - arrived < 0.3 + MARGIN
+                assert gthread.peek(conn, now) == (b"", now)  # nothing waits: now
 
 
 def test_the_async_pool_refuses_while_the_event_loop_lags_past_the_budget(database_url):
