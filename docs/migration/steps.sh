@@ -6,6 +6,9 @@
 #   bash docs/migration/steps.sh diff DIR     # rewrite the patches from them
 #   bash docs/migration/steps.sh serve N [--port 8000]
 #                                             # step N (0 to 4), served until Ctrl-C
+#   bash docs/migration/steps.sh apps DIR     # steps 1 to 3 as apps the harness
+#                                             # measures: APPS_PATH=DIR ./benchmark.sh
+#                                             # flask step1 step2 step3 quart ...
 #
 # expand: DIR/step0/quart_app is a copy of flask_app/; each DIR/stepN/quart_app
 # is step N-1's with docs/migration/stepN.patch applied. DIR/flask-async and
@@ -20,7 +23,7 @@ set -Eeuo pipefail
 
 usage() {
     cat <<USAGE
-usage: $0 expand DIR | diff DIR | serve STEP [--port N]
+usage: $0 expand DIR | diff DIR | serve STEP [--port N] | apps DIR
 USAGE
     exit 2
 }
@@ -115,9 +118,29 @@ serve() {
     return "$status"
 }
 
+# apps: steps 1 to 3, each an app of its own (DIR/stepN_app, infra/apps.py),
+# named stepN, for the harness (APPS_PATH=DIR): step 0 is flask_app, step 4
+# quart_app. How each asks its rating sources, for the report: steps 1 and 2
+# keep Flask's sync view (one after another), step 3 asks them at once.
+apps() {
+    local dir="$1" step fan_outs=(sequential sequential concurrent)
+    expand "$dir/trees"
+    for step in 1 2 3; do
+        cp -R "$dir/trees/step$step/quart_app" "$dir/step${step}_app"
+        sed -i "s/quart_app/step${step}_app/g" "$dir/step${step}_app/serve.sh" "$dir/step${step}_app/__init__.py"
+        sed -i -e "s/^name = .*/name = \"step$step\"/" -e "s/^order = .*/order = $((10 + step))/" \
+            -e "s/^framework = .*/framework = \"Quart, step $step of docs\/migration.md\"/" \
+            "$dir/step${step}_app/app.toml"
+        printf 'packages = ["quart"]\nfan_out = "%s"\n' "${fan_outs[step - 1]}" >> "$dir/step${step}_app/app.toml"
+    done
+    rm -rf "$dir/trees"
+    echo "APPS_PATH=$dir ./benchmark.sh flask step1 step2 step3 quart ..."
+}
+
 case "${1:-}" in
     expand) [[ $# -eq 2 ]] || usage; expand "$2" ;;
     diff) [[ $# -eq 2 ]] || usage; write_diffs "$2" ;;
     serve) [[ $# -ge 2 ]] || usage; shift; serve "$@" ;;
+    apps) [[ $# -eq 2 ]] || usage; apps "$2" ;;
     *) usage ;;
 esac

@@ -23,7 +23,7 @@ import requests
 
 from common.settings import Settings
 from db import embedded
-from infra import production
+from infra import apps, production
 from tests.contract.test_contract import (  # noqa: F401 (collected here, against each state)
     test_chunked_body_too_large,
     test_errors,
@@ -335,3 +335,23 @@ def test_step_2_holds_no_more_connections_than_the_budget(trees, database_url, t
             ]
 
         assert wait_until(lambda: len(held()) == budget, 10), (held(), server.log_tail())
+
+
+def test_steps_1_to_3_are_apps_the_harness_measures(trees, tmp_path):
+    """`steps.sh apps DIR`: each step an app of its own (infra/apps.py reads
+    DIR/stepN_app/app.toml), its package the step's tree renamed, served by
+    the step's own serve.sh, so that APPS_PATH=DIR ./benchmark.sh flask step1
+    step2 step3 quart measures every state of the guide side by side."""
+    subprocess.run(["bash", str(STEPS), "apps", str(tmp_path)], check=True, capture_output=True)
+    found = apps.scan([tmp_path])
+    assert list(found) == ["step1", "step2", "step3"]
+    assert [app.fan_out for app in found.values()] == ["sequential", "sequential", "concurrent"]
+    for step, app in enumerate(found.values(), start=1):
+        renamed = {
+            path: text.replace(f"step{step}_app".encode(), b"quart_app")
+            for path, text in files(app.folder).items()
+            if path.name != "app.toml"
+        }
+        expected = files(trees / f"step{step}" / "quart_app")
+        assert renamed == {path: text for path, text in expected.items() if path.name != "app.toml"}
+        assert f"'step{step}_app:create_app()'" in app.serve.read_text()
