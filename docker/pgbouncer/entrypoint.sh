@@ -99,11 +99,20 @@ if [ -n "${AUTH_PASSWORD_FILE:-}" ]; then
     # Its lookups take one server connection of their own, beside the pool.
     auth_users="[users]
 $AUTH_USER = max_user_connections=1"
+    # Its password is in userlist.txt for its own login to Postgres: as a
+    # client of PgBouncer's it is refused, whatever it sends; everyone else is
+    # checked by SCRAM, as auth_type scram-sha-256 checks them.
+    printf '%s\n' \
+        "host all \"$AUTH_USER\" 0.0.0.0/0 reject" "host all \"$AUTH_USER\" ::/0 reject" \
+        "host all all 0.0.0.0/0 scram-sha-256" "host all all ::/0 scram-sha-256" > "$dir/hba.conf"
+    auth_type="auth_type = hba
+auth_hba_file = $dir/hba.conf"
 else
     printf '"%s" "%s"\n' "$DB_USER" "$(secret "$DB_PASSWORD_FILE")" > "$dir/userlist.txt"
     auth_user=""
     auth_query=""
     auth_users=""
+    auth_type="auth_type = scram-sha-256"
 fi
 admin_users=""
 stats_users=""
@@ -123,7 +132,7 @@ cat > "$dir/pgbouncer.ini" <<INI
 listen_addr = $LISTEN_ADDR
 listen_port = $LISTEN_PORT
 unix_socket_dir =
-auth_type = scram-sha-256
+$auth_type
 auth_file = $dir/userlist.txt
 $auth_query
 ; The consoles' users, never the apps' (an empty list: no one).

@@ -275,3 +275,14 @@ def test_app_behind_pgbouncer_answers_everything_and_loses_nothing(
     [[rows]] = query(bounced_db, "SELECT count(*) FROM review WHERE film_id = %s", film_id)
     assert rows == statuses.count(201)
     assert max(seen) <= POOL + RESERVE + LOOKUP, seen
+
+
+def test_pgbouncers_auth_user_is_no_clients_login(bouncer):
+    """pgbouncer_auth's password is in PgBouncer's file for its own login to
+    Postgres, where it runs the lookup: as a client of PgBouncer's, with that
+    very password, it is refused (docker/pgbouncer/entrypoint.sh's hba.conf),
+    so no one reads a verifier through it."""
+    url = with_password(roles.login_url(bouncer.url, roles.PGBOUNCER), bouncer.passwords["AUTH"])
+    with pytest.raises(psycopg2.OperationalError) as refused:
+        psycopg2.connect(url).close()
+    assert "reject" in str(refused.value) or "hba" in str(refused.value)
