@@ -37,6 +37,11 @@
 #   STATEMENT_TIMEOUT_MS     set on each server connection (5000), unless the
 #                            server's own is stricter: the clients' startup
 #                            settings cannot pass PgBouncer
+#   SERVER_TLS_SSLMODE, SERVER_TLS_CA_FILE   TLS to Postgres (PgBouncer's
+#                            server_tls_sslmode, server_tls_ca_file): unset,
+#                            PgBouncer's default (prefer); verify-ca and
+#                            verify-full need the CA's certificates in the file
+#                            (a Postgres outside: deploy/k8s/overlays/external-database)
 set -eu
 
 : "${DB_HOST:=db}" "${DB_PORT:=5432}" "${AUTH_USER:=pgbouncer_auth}"
@@ -58,6 +63,19 @@ for user in "$ADMIN_USER" "$STATS_USER"; do
         exit 2
     fi
 done
+server_tls=""
+case "${SERVER_TLS_SSLMODE:-}" in
+    '') ;;
+    disable | allow | prefer | require) server_tls="server_tls_sslmode = $SERVER_TLS_SSLMODE" ;;
+    verify-ca | verify-full)
+        if [ ! -r "${SERVER_TLS_CA_FILE:-}" ]; then
+            echo "SERVER_TLS_SSLMODE=$SERVER_TLS_SSLMODE needs SERVER_TLS_CA_FILE, a readable file of the CA's certificates" >&2
+            exit 2
+        fi
+        server_tls="server_tls_sslmode = $SERVER_TLS_SSLMODE
+server_tls_ca_file = $SERVER_TLS_CA_FILE" ;;
+    *) echo "SERVER_TLS_SSLMODE must be disable, allow, prefer, require, verify-ca or verify-full" >&2; exit 2 ;;
+esac
 case "$STATEMENT_TIMEOUT_MS" in
     '' | *[!0-9]*) echo "STATEMENT_TIMEOUT_MS must be a number of milliseconds" >&2; exit 2 ;;
 esac
@@ -152,6 +170,7 @@ server_reset_query = DISCARD ALL
 ignore_startup_parameters = options, statement_timeout, extra_float_digits
 ; Fail fast when Postgres is away, as the apps' DATABASE_TIMEOUT does.
 server_connect_timeout = 5
+$server_tls
 query_wait_timeout = 30
 log_connections = 0
 log_disconnections = 0

@@ -133,7 +133,7 @@ def test_services_select_their_pods(objects):
 def test_database_url_goes_through_pgbouncer(objects):
     """The apps' URL names the pgbouncer Service's port; the bench's direct
     one names Postgres. Neither holds a password."""
-    [config] = [o for o in objects if o["kind"] == "ConfigMap"]
+    [config] = [o for o in objects if o["kind"] == "ConfigMap" and "APP_DATABASE_URL" in o["data"]]
     values = config["data"]
     port = find(objects, "Service", "pgbouncer")["spec"]["ports"][0]["port"]
     assert f"films_app@pgbouncer:{port}/" in values["APP_DATABASE_URL"]

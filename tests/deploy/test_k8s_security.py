@@ -17,12 +17,18 @@ cluster:
 - every app has a PodDisruptionBudget; images are named by version.
 """
 
+import ipaddress
 import itertools
+import os
+import subprocess
 
 import pytest
 
 from tests.deploy.test_k8s import APPS, KUSTOMIZATIONS, find, render
+from tools import ROOT
 
+ENTRYPOINT = ROOT / "docker" / "pgbouncer" / "entrypoint.sh"
+CA_FILE = "/run/database-ca/ca.crt"  # the external-database overlay's mount
 # The restricted profile (kubernetes.io/docs/concepts/security/pod-security-standards),
 # and the baseline it includes.
 ALLOWED_VOLUMES = {
@@ -178,7 +184,7 @@ def test_no_password_in_the_manifests_or_the_environment(objects):
                 keys = {item["key"] for item in volume["secret"]["items"]}
                 assert keys <= SECRET_KEYS, name
                 assert volume["secret"]["defaultMode"] & 0o007 == 0, name  # not world-readable
-    [config] = [o for o in objects if o["kind"] == "ConfigMap"]
+    [config] = [o for o in objects if o["kind"] == "ConfigMap" and "APP_DATABASE_URL" in o["data"]]
     for value in config["data"].values():
         assert ":" not in value.split("@")[0].removeprefix("postgresql://"), value
 
@@ -371,3 +377,53 @@ def test_the_proxy_is_the_only_door(objects):
         port["name"]: port["port"] for port in find(objects, "Service", "proxy")["spec"]["ports"]
     }
     assert sorted(ports) == sorted(APPS)
+
+
+def test_an_outside_database_is_reached_over_verified_tls_at_its_address_only():
+    """external-database: PgBouncer and the bench verify your Postgres'
+    certificate and name (verify-full, against the CA file the overlay mounts),
+    and may reach only the address you name, not the whole internet."""
+    objects = render("overlays/external-database")
+    by_name = {name: spec for name, spec, _ in pod_templates(objects)}
+    expected = {
+        "pgbouncer": {"SERVER_TLS_SSLMODE": "verify-full", "SERVER_TLS_CA_FILE": CA_FILE},
+        "bench": {"PGSSLMODE": "verify-full", "PGSSLROOTCERT": CA_FILE},
+    }
+    for name, settings in expected.items():
+        [container] = by_name[name]["containers"]
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert {key: env.get(key) for key in settings} == settings, name
+        mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+        volumes = {v["name"]: v for v in by_name[name]["volumes"]}
+        ca_map = volumes[mounts["/run/database-ca"]]["configMap"]["name"]
+        assert "ca.crt" in find(objects, "ConfigMap", ca_map)["data"]
+    blocks = [
+        peer["ipBlock"]["cidr"]
+        for o in objects
+        if o["kind"] == "NetworkPolicy"
+        for rule in o["spec"].get("egress", [])
+        for peer in rule.get("to", [])
+        if "ipBlock" in peer
+    ]
+    assert blocks and all(ipaddress.ip_network(block).prefixlen == 32 for block in blocks)
+
+
+def test_pgbouncer_refuses_a_verified_mode_without_its_ca_in_one_line(tmp_path):
+    """docker/pgbouncer/entrypoint.sh: verify-full with no CA file is one line
+    on stderr and exit 2, before PgBouncer starts (and a mode it does not
+    know, the same)."""
+    password = tmp_path / "password"
+    password.write_text("x\n")
+    for mode, ca in [("verify-full", ""), ("verify-ca", str(tmp_path / "none.crt")), ("yes", "")]:
+        environment = {
+            "PATH": os.environ["PATH"],
+            "DB_USER": "films_app",
+            "DB_PASSWORD_FILE": str(password),
+            "SERVER_TLS_SSLMODE": mode,
+            "SERVER_TLS_CA_FILE": ca,
+        }
+        completed = subprocess.run(
+            ["sh", str(ENTRYPOINT)], env=environment, capture_output=True, text=True, timeout=10
+        )
+        assert completed.returncode == 2, mode
+        assert completed.stderr.count("\n") == 1 and "SERVER_TLS_SSLMODE" in completed.stderr
