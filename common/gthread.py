@@ -172,17 +172,14 @@ def plain_get(head):
 
 def refuse(req, conn):
     """Write the 503; whether the connection may carry another request (the
-    worker's answer from handle_request). One whose request has a body is
-    closed: its body may not have arrived (Expect: 100-continue), and a
-    thread must not wait for it past capacity."""
-    keep = not req.should_close() and not has_body(req)
+    worker's answer from handle_request: gunicorn then reads past the body,
+    as after any answer). One whose client waits for 100 Continue before it
+    sends its body is closed: a thread must not wait for that body."""
+    keep = not req.should_close() and not continues(req)
     head = HEAD + ("" if keep else "Connection: close\r\n") + "\r\n"
     conn.sock.sendall(head.encode() + (b"" if req.method == "HEAD" else BODY))
     return keep
 
 
-def has_body(req):
-    for name, value in req.headers:
-        if name == "TRANSFER-ENCODING" or (name == "CONTENT-LENGTH" and value.strip() != "0"):
-            return True
-    return False
+def continues(req):
+    return any(name == "EXPECT" and value.lower() == "100-continue" for name, value in req.headers)
