@@ -19,6 +19,7 @@ from tools import ROOT
 pytestmark = pytest.mark.slow  # starts Chromium
 RESULTS = ROOT / "docs" / "results"
 CAPACITY_GRID = RESULTS / "2026-11-27-capacity-grid.json"  # the conditions' run
+OVERLOAD = RESULTS / "2026-11-28-overload-flask.json"  # a run past capacity
 
 
 def measured_nothing():
@@ -36,6 +37,7 @@ def pages(tmp_path_factory):
         "all": explorer.build(RESULTS, folder / "index.html"),
         "synthetic": explorer.write(synthetic(), folder / "synthetic.html"),
         "nothing": explorer.write(measured_nothing(), folder / "nothing.html"),
+        "overload": explorer.write(json.loads(OVERLOAD.read_text()), folder / "overload.html"),
     }
 
 
@@ -220,6 +222,22 @@ def test_capacity_intervals_and_cpu_show_when_a_run_carries_them(opened):
     got = answer(driver, objective=150)  # capacity was found at 100 ms: ranked by req/s
     assert "not at your p99 of 150 ms" in " ".join(got["notes"])
     assert "Most req/s with" in driver.find_element(By.ID, "conditions-answer").text
+
+
+def test_a_run_past_capacity_shows_its_goodput_curve(opened):
+    """--overload's figures: the goodput of each deployment against the
+    multiple of its capacity offered, charted and tabled; a run without them
+    shows no such section."""
+    driver = opened("overload")
+    section = driver.find_element(By.ID, "overload")
+    assert section.is_displayed()
+    assert section.find_elements(By.CSS_SELECTOR, "#overload-chart canvas")
+    table = driver.find_element(By.ID, "overload-table").text
+    assert "flask (tuned), capacity 1,040 req/s" in table
+    assert "flask (unbounded), capacity 1,186 req/s" in table
+    assert "1,362 (1,200–1,524)" in table and "88 (62–113)" in table
+    driver = opened("synthetic")
+    assert not driver.find_element(By.ID, "overload").is_displayed()
 
 
 def test_a_run_that_measured_nothing_shows_what_ran(opened):

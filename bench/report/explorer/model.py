@@ -20,15 +20,22 @@ are read when present and simply absent otherwise:
   page's total is the serving parts', the generator apart;
 - on a Peak's summary, `requests_per_s_ci95`: [low, high] (else the interval is
   the min-max of its runs, when it has several);
+- on the run, `overload` (--overload): per app, deployment, route, database
+  delay and connection count, each multiple of its capacity offered, with
+  `goodput_rps` ({"value", "ci95"}: 2xx within the objective per second),
+  `late_rps`, `refused_rps` (503), `errors_rps` ({kind: per second}),
+  `refusal_ms` ({"p50", "p99"} or None), `kept_schedule`: the goodput curve;
 - on the run, `ratios`: [{"app", "deployment", "baseline", "route",
   "db_delay_ms", "connections", "metric", "value", "ci95"}], and
   `noise_floor`: the A/A ratios, [{"value", "ci95", ...}], the first shown.
 """
 
+import functools
 import math
 import re
 
 from bench.routes import ROUTES
+from infra import ROOT, apps
 
 # The dimensions a cell is located by: key -> (label, unit). A cell's value is
 # None where the dimension does not apply (a closed-loop peak has no offered
@@ -207,6 +214,40 @@ def open_cell(rate, budgets):
     }
 
 
+def overload_point(found):
+    """One multiple of an app's capacity offered (bench/records.py Overload)."""
+    return {
+        "app": found["app"],
+        "deployment": found["deployment"],
+        "route": found["route"],
+        "delay": found.get("db_delay_ms") or 0.0,
+        "clients": found.get("connections"),
+        "multiple": found["multiple"],
+        "capacity": found["capacity_rps"],
+        "offered": found["offered_rps"],
+        "goodput": estimate(found["goodput_rps"]),
+        "late": found["late_rps"],
+        "refused": found["refused_rps"],
+        "errors": sum((found.get("errors_rps") or {}).values()),
+        "refusal_ms": found.get("refusal_ms"),
+        "kept_schedule": found.get("kept_schedule"),
+    }
+
+
+@functools.cache
+def project_apps():
+    """The apps of this project and its variants, whatever APPS_PATH holds."""
+    folders = [ROOT, *([apps.VARIANTS] if apps.VARIANTS.is_dir() else [])]
+    return frozenset(apps.scan(folders))
+
+
+def compares_the_projects_apps(data):
+    """Whether every app the run measured is one of the project's (a copy,
+    "flask#2", as its app): "your conditions" answer from such a run only,
+    not from one of the migration's steps or an app kept elsewhere."""
+    return all(app["app"].partition("#")[0] in project_apps() for app in data["apps"])
+
+
 def facts(data):
     """The run's command, commit and machine, and the settings it ran with."""
     environment = data["environment"]
@@ -244,12 +285,14 @@ def view(data, name, title=None, superseded=None):
             "id": name,
             "title": title or name,
             "superseded": superseded,
+            "project": compares_the_projects_apps(data),
             "facts": facts(data),
             "apps": [{key: app.get(key) for key in APP_FIELDS} for app in apps],
             "routes": sorted(
                 routes, key=lambda route: list(ROUTES).index(route) if route in ROUTES else 99
             ),
             "cells": cells,
+            "overload": [overload_point(found) for found in data.get("overload") or []],
             "ratios": data.get("ratios") or [],
             "noise_floor": estimate((data.get("noise_floor") or [None])[0]),
         }

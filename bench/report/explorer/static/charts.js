@@ -105,6 +105,32 @@ const Charts = {
     }, [xs.map((_, i) => i), ...ys], container);
   },
 
+  /** Goodput (2xx within the objective, per second) against the multiple of
+      its own capacity each option was offered: the line a service that
+      refuses past capacity keeps flat, and one that lets every request wait
+      drops. The capacity itself is the dotted line at 1x's goodput. */
+  goodput(container, series) {
+    if (!series.length) return Charts.empty(container, "No run past capacity for these filters.");
+    const xs = [...new Set(series.flatMap(([, points]) => points.map((p) => p.multiple)))].sort((a, b) => a - b);
+    const ys = series.map(([, points]) => xs.map((x) => points.find((p) => p.multiple === x)?.goodput?.value ?? null));
+    const styles = Charts.styles(series);
+    show(container);
+    return new uPlot({
+      width: Charts.width(container), height: Charts.HEIGHT,
+      scales: {x: {time: false, range: () => [-0.5, xs.length - 0.5]}},
+      axes: [
+        {label: "offered, x its own capacity", splits: () => xs.map((_, i) => i),
+          values: (u, splits) => splits.map((i) => `${xs[i]}x`)},
+        {label: "goodput, req/s within the objective", size: 70, values: (u, splits) => splits.map(Format.count)},
+      ],
+      series: Charts.series(series, styles),
+      legend: {live: false},
+      cursor: {drag: {x: false, y: false}},
+      plugins: [Charts.whiskers(series.map(([, points]) => xs.map((x) =>
+        points.find((p) => p.multiple === x)?.goodput?.ci95 || null)), styles.map((style) => style.stroke))],
+    }, [xs.map((_, i) => i), ...ys], container);
+  },
+
   /** Latency by percentile of one cell per option, HdrHistogram's way. */
   spectrum(container, series) {
     if (!series.length) return Charts.empty(container, "Nothing measured for these filters.");

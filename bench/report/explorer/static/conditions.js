@@ -10,12 +10,12 @@ const Conditions = {
     return run.cells.filter((cell) => cell.at.rate === null);
   },
 
-  /** The run answers come from, and why: of the runs not superseded, the
-      newest that swept both the delay and the clients, else the newest that
-      swept either, else the newest with closed-loop cells; else the newest
-      with any. runs: newest first. */
+  /** The run answers come from, and why: of the runs of the project's own
+      apps not superseded, the newest that swept both the delay and the
+      clients, else the newest that swept either, else the newest with
+      closed-loop cells; else the newest with any. runs: newest first. */
   source(runs) {
-    const usable = runs.filter((run) => Conditions.closed(run).length);
+    const usable = runs.filter((run) => run.project !== false && Conditions.closed(run).length);
     const current = usable.filter((run) => !run.superseded);
     const swept = (run) => ["delay", "clients"].filter(
       (dim) => Data.values(Conditions.closed(run), dim).length > 1);

@@ -56,6 +56,18 @@ const Data = {
     return [...groups.entries()];
   },
 
+  /** The points past capacity by option (app and deployment, with its
+      capacity), each option's in multiple order: [[name, points], ...]. */
+  overloadSeries(points) {
+    const groups = new Map();
+    for (const point of [...points].sort((a, b) => a.multiple - b.multiple)) {
+      const name = `${point.app} (${point.deployment}), capacity ${Format.count(point.capacity)} req/s`;
+      if (!groups.has(name)) groups.set(name, []);
+      groups.get(name).push(point);
+    }
+    return [...groups.entries()].sort(([a], [b]) => a.localeCompare(b));
+  },
+
   /** Every figure a chart can plot: key, label, the cell's {value, interval, kind}, its format. */
   METRICS: [
     {key: "rps", label: "req/s", format: (v) => Format.count(v),

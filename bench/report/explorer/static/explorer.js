@@ -8,7 +8,7 @@ const Explorer = {
   runs: Data.runs(),
   run: null,
   state: null,
-  charts: {sweep: null, spectrum: null},
+  charts: {sweep: null, spectrum: null, overload: null},
   answer: null,
 
   routeCells() {
@@ -110,6 +110,15 @@ const Explorer = {
     Explorer.charts.spectrum = Charts.spectrum(spectrumChart, point);
     spectrumChart.setAttribute("aria-label", "Chart: latency by percentile of each option; the table beside it has the figures.");
     show(document.getElementById("spectrum-table"), Tables.spectrum(point));
+
+    const past = Explorer.run.overload.filter((p) => p.route === state.route && state.apps.has(p.app) &&
+      state.deployments.has(p.deployment) && (state.at.delay === null || p.delay === state.at.delay));
+    const goodput = Data.overloadSeries(past);
+    document.getElementById("overload").hidden = !Explorer.run.overload.length;
+    Explorer.charts.overload = Charts.goodput(document.getElementById("overload-chart"), goodput);
+    document.getElementById("overload-chart").setAttribute("aria-label",
+      "Chart: goodput of each option against the multiple of its capacity offered; the table beside it has the figures.");
+    show(document.getElementById("overload-table"), Tables.overload(goodput));
 
     const apps = Explorer.run.apps.filter((app) => state.apps.has(app.app) &&
       (state.at.delay === null || (app.db_delay_ms ?? 0) === state.at.delay));

@@ -67,6 +67,21 @@ const Tables = {
     return table("Each server as it ran", fields.map(([, label]) => label), rows);
   },
 
+  /** Every multiple offered past capacity: what was answered in time, late,
+      refused (503) or failed, per second, and how fast the refusals came. */
+  overload(series) {
+    const rows = series.flatMap(([name, points]) => points.map((p) => [
+      name, {text: `${p.multiple}x`, number: true}, {text: Format.count(p.offered), number: true},
+      {text: Format.withInterval(p.goodput?.value ?? null, p.goodput?.ci95, Format.count), number: true},
+      {text: Format.count(p.late), number: true}, {text: Format.count(p.refused), number: true},
+      {text: Format.count(p.errors), number: true},
+      p.refusal_ms ? `${Format.small(p.refusal_ms.p50)} / ${Format.small(p.refusal_ms.p99)}` : Format.DASH,
+      p.kept_schedule === false ? "late" : "kept",
+    ]));
+    return table("Past capacity, per second (95% intervals)", ["option", "offered", "req/s", "goodput",
+      "late 2xx", "503", "other errors", "503 p50 / p99 ms", "generator"], rows);
+  },
+
   /** The run's ratios with their intervals, read as the interval says. */
   ratios(ratios) {
     const rows = ratios.map((ratio) => [
