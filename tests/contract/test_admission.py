@@ -242,6 +242,26 @@ def one_thread(request, database_url, tmp_path_factory):
 QUEUED = 200  # writes queued behind the one thread: more than it serves in an interval
 
 
+def behind_a_locked_film(url, db, database_url, ask):
+    """One thread's app held on a locked film table while QUEUED calls of
+    ask() queue behind it for a second; then the lock goes: (the held GET's
+    response, what each ask() returned)."""
+    assert timed("GET", f"{url}/films/995/")[0].status_code == 200
+    locker = psycopg2.connect(database_url)
+    try:
+        with locker.cursor() as cursor:
+            cursor.execute("BEGIN; LOCK TABLE film IN ACCESS EXCLUSIVE MODE")
+        with ThreadPoolExecutor(QUEUED + 1) as background:
+            held = background.submit(timed, "GET", f"{url}/films/995/")
+            wait_for_lock_waiter(db)
+            queued = [background.submit(ask) for _ in range(QUEUED)]
+            time.sleep(1.0)
+            locker.rollback()
+            return held.result(timeout=10)[0], [future.result(timeout=30) for future in queued]
+    finally:
+        locker.close()
+
+
 def test_writes_that_stood_in_gunicorns_queue_past_the_budget_are_refused(
     one_thread, db, database_url
 ):
@@ -252,25 +272,10 @@ def test_writes_that_stood_in_gunicorns_queue_past_the_budget_are_refused(
     before any work (common/gthread.py), 503 with Retry-After: every 201 is a
     row, no refusal is."""
     url = one_thread.url
-    assert timed("GET", f"{url}/films/995/")[0].status_code == 200
-    locker = psycopg2.connect(database_url)
-    try:
-        with locker.cursor() as cursor:
-            cursor.execute("BEGIN; LOCK TABLE film IN ACCESS EXCLUSIVE MODE")
-        with ThreadPoolExecutor(QUEUED + 1) as background:
-            held = background.submit(timed, "GET", f"{url}/films/995/")
-            wait_for_lock_waiter(db)
-            review = {"film_id": 994, "rating": 4}
-            queued = [
-                background.submit(timed, "POST", f"{url}/reviews/", json=review)
-                for _ in range(QUEUED)
-            ]
-            time.sleep(1.0)
-            locker.rollback()
-            held_response, _ = held.result(timeout=10)
-            writes = [future.result(timeout=30)[0] for future in queued]
-    finally:
-        locker.close()
+    review = {"film_id": 994, "rating": 4}
+    held_response, writes = behind_a_locked_film(
+        url, db, database_url, lambda: timed("POST", f"{url}/reviews/", json=review)[0]
+    )
     assert held_response.status_code == 200
     statuses = [write.status_code for write in writes]
     assert set(statuses) == {201, 503}, statuses
@@ -286,21 +291,11 @@ def test_reads_that_stood_in_the_queue_are_refused_and_kept_alive(one_thread, db
     takes it, the same 503 either way (common/gthread.py), and the connection
     it came on carries the next request."""
     url = one_thread.url
-    assert timed("GET", f"{url}/films/995/")[0].status_code == 200
-    locker = psycopg2.connect(database_url)
-    try:
-        with locker.cursor() as cursor:
-            cursor.execute("BEGIN; LOCK TABLE film IN ACCESS EXCLUSIVE MODE")
-        with ThreadPoolExecutor(QUEUED + 1) as background:
-            held = background.submit(timed, "GET", f"{url}/films/995/")
-            wait_for_lock_waiter(db)
-            asked = [background.submit(twice, f"{url}/films/994/") for _ in range(QUEUED)]
-            time.sleep(1.0)
-            locker.rollback()
-            assert held.result(timeout=10)[0].status_code == 200
-            answers = [answer for future in asked for answer in future.result(timeout=30)]
-    finally:
-        locker.close()
+    held_response, asked = behind_a_locked_film(
+        url, db, database_url, lambda: twice(f"{url}/films/994/")
+    )
+    assert held_response.status_code == 200
+    answers = [answer for pair in asked for answer in pair]
     assert {status for status, _, _ in answers} == {200, 503}
     for status, headers, body in answers:
         if status == 503:
