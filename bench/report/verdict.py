@@ -3,8 +3,9 @@ capacity at the run's objective on each route, with its 95 % interval and
 its ratio to Flask's (or "no measurable difference"), the CPU its own
 processes spent per request at the closed-loop peak (Postgres runs the same
 SQL for every app), its memory, and the run's
-A/A noise floor. Made from a run's JSON, so that the front page quotes that
-run's cells and nothing else:
+A/A noise floor; and, for a run with --overload, a line per app past its
+capacity: its goodput at each multiple offered. Made from a run's JSON, so
+that the front page quotes that run's cells and nothing else:
 
     python -m bench.report.verdict docs/results/RUN.json
 
@@ -18,7 +19,8 @@ import sys
 from bench import intervals
 from bench.records import load
 from bench.report.capacity import capacity_cell, floor_for
-from bench.report.tables import number, table
+from bench.report.tables import delay_words, estimate_cell, number, table, where
+from bench.routes import ROUTES
 
 
 def shown(app):
@@ -87,7 +89,32 @@ def verdict(results):
         ]
         if floors:
             lines.append(f"- A/A floor at {delay:g} ms (flask#2 / flask#1): {'; '.join(floors)}.")
+    lines += overload_lines(results)
     return "\n".join(lines) + "\n"
+
+
+def overload_lines(results):
+    """Past capacity (--overload), per app, deployment, route and delay: the
+    answers within the objective per second at each multiple of its capacity
+    offered, and the refusals."""
+    lines = []
+    for group in dict.fromkeys((o.app, *where(o)) for o in results.overload):
+        app, deployment, delay, route = group[:4]
+        found = sorted(
+            (o for o in results.overload if (o.app, *where(o)) == group), key=lambda o: o.multiple
+        )
+        steps = [
+            f"at {o.multiple:g}x, {estimate_cell(o.goodput_rps)} req/s within the objective "
+            f"and {o.refused_rps:,.1f} refused"
+            for o in found
+        ]
+        lines.append(
+            f"- Past capacity, {shown(app)} ({deployment}, {ROUTES[route].label}"
+            f"{delay_words(delay, ', ')}; capacity {found[0].capacity_rps:,.0f} req/s): "
+            + "; ".join(steps)
+            + "."
+        )
+    return lines
 
 
 if __name__ == "__main__":

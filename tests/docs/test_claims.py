@@ -125,3 +125,18 @@ def test_the_front_pages_verdict_table_is_its_runs_cells():
     [(run, table)] = VERDICT.findall(README.read_text())
     assert table == verdict.verdict(records.load(ROOT / run))
     assert "no measurable difference" in table and "A/A floor at 20 ms" in table
+
+
+def test_the_verdict_says_what_each_app_kept_past_its_capacity():
+    """A run with --overload: a line per app and deployment, each multiple's
+    goodput and refusals as its record holds them, and none for a run without."""
+    results = records.load(ROOT / "docs/results/2026-11-28-overload-flask.json")
+    lines = verdict.verdict(results).split("- Past capacity, ")[1:]
+    assert len(lines) == len({(o.app, o.deployment) for o in results.overload}) == 2
+    for found in results.overload:
+        [line] = [line for line in lines if line.startswith(f"{found.app} ({found.deployment},")]
+        goodput = f"{found.goodput_rps['value']:,.1f} ("
+        assert f"at {found.multiple:g}x, {goodput}" in line, line
+        assert f"and {found.refused_rps:,.1f} refused" in line, line
+    [(run, _)] = VERDICT.findall(README.read_text())
+    assert "Past capacity" not in verdict.verdict(records.load(ROOT / run))
