@@ -61,6 +61,15 @@ def row(found):
     ]
 
 
+def curves(found):
+    """(place, app, its records by multiple) for each app at each place
+    (tables.where) of the overload records found, in the run's order."""
+    for group in dict.fromkeys(where(o) for o in found):
+        here = [o for o in found if where(o) == group]
+        for app in dict.fromkeys(o.app for o in here):
+            yield group, app, sorted((o for o in here if o.app == app), key=lambda o: o.multiple)
+
+
 def section(results):
     """Goodput past capacity: per place, one table per app, by multiple."""
     found = results.overload
@@ -82,17 +91,13 @@ def section(results):
         "answers in each run's second half over the requests due in it).",
         "",
     ]
-    for group in dict.fromkeys(where(o) for o in found):
-        deployment, delay, route, connections, *_ = group
-        here = [o for o in found if where(o) == group]
-        for app in dict.fromkeys(o.app for o in here):
-            rows = sorted((o for o in here if o.app == app), key=lambda o: o.multiple)
-            lines += [
-                f"### {app}, {ROUTES[route].label}, {deployment} deployment, {connections} "
-                f"connections{delay_words(delay, ', ')}{condition_words(rows[0], ', ')}: "
-                f"capacity {rows[0].capacity_rps:,.0f} req/s",
-                "",
-                table(HEADER, [row(o) for o in rows]),
-                "",
-            ]
+    for (deployment, delay, route, connections, *_), app, rows in curves(found):
+        lines += [
+            f"### {app}, {ROUTES[route].label}, {deployment} deployment, {connections} "
+            f"connections{delay_words(delay, ', ')}{condition_words(rows[0], ', ')}: "
+            f"capacity {rows[0].capacity_rps:,.0f} req/s",
+            "",
+            table(HEADER, [row(o) for o in rows]),
+            "",
+        ]
     return lines

@@ -19,7 +19,8 @@ import sys
 from bench import intervals
 from bench.records import load
 from bench.report.capacity import capacity_cell, floor_for
-from bench.report.tables import delay_words, estimate_cell, number, table, where
+from bench.report.overload import curves
+from bench.report.tables import delay_words, estimate_cell, number, table
 from bench.routes import ROUTES
 
 
@@ -98,11 +99,7 @@ def overload_lines(results):
     answers within the objective per second at each multiple of its capacity
     offered, and the refusals."""
     lines = []
-    for group in dict.fromkeys((o.app, *where(o)) for o in results.overload):
-        app, deployment, delay, route = group[:4]
-        found = sorted(
-            (o for o in results.overload if (o.app, *where(o)) == group), key=lambda o: o.multiple
-        )
+    for (deployment, delay, route, *_), app, found in curves(results.overload):
         steps = [
             f"at {o.multiple:g}x, {estimate_cell(o.goodput_rps)} req/s within the objective "
             f"and {o.refused_rps:,.1f} refused"
