@@ -10,11 +10,12 @@ server's queue:
 * in the sync apps, the time it waited in gunicorn's worker for a thread
   (common/gthread.py stamps it; the app cannot see that queue otherwise):
   a request that spent its budget there is refused before any work;
-* in the async apps, the event loop's lag: a loop that reads and starts every
-  request falls behind when it has more than it can run, and a request read
-  now waits about that long for its turn (LoopLag; Node's toobusy does the
-  same): while the lag is past the budget, a new request is refused before
-  any work;
+* in the async apps, the requests ahead of it (Gate): an event loop reads and
+  starts every request, and they all queue for the loop and then the pool. A
+  new request is refused as it reaches the app, before the framework, where
+  those admitted and not yet given a pool connection, at the pace such
+  requests get one, would keep it past the budget (Pace: the queue's own
+  drain rate, as gunicorn's threads take from theirs);
 * in every app, the wait for a pool connection (both PoolWrappers): a request
   the pool cannot serve within what is left of its budget, by the queue ahead
   of it and the time a connection is held, is refused at once, and one whose
@@ -23,13 +24,14 @@ server's queue:
 Each only where that queue stands (Standing, CoDel's rule): the shortest wait
 of the last INTERVAL passed the budget too. A burst, a stall of the machine or
 a closed loop at its peak is served; a queue that stays is cut. A refusal is
-the contract's 503 with Retry-After (Overloaded), costs no database round
-trip, and writes nothing. QUEUE_BUDGET=0 turns admission off: then only
-POOL_TIMEOUT bounds the pool's queue (docs/reliability.md, "Past capacity").
+the contract's 503 with Retry-After (Overloaded; REFUSAL where a server writes
+it before the framework), costs no database round trip, and writes nothing.
+QUEUE_BUDGET=0 turns admission off: then only POOL_TIMEOUT bounds the pool's
+queue (docs/reliability.md, "Past capacity").
 """
 
-import asyncio
-import contextlib
+import contextvars
+import json
 import threading
 import time
 
@@ -42,6 +44,14 @@ HOLD_WEIGHT = 0.1  # the weight of the newest hold time in the pools' running me
 # interval was past it too. A burst or a stall of the machine passes (a
 # closed loop at its peak queues too, briefly); a queue that stays does not.
 INTERVAL = 0.1
+# The contract's 503 as the apps' jsonify writes it (the JSON, then a newline),
+# for a refusal written before the framework: its body and its fields.
+REFUSAL = (json.dumps({"error": OVERLOADED}, separators=(",", ":")) + "\n").encode()
+REFUSAL_FIELDS = (
+    ("Content-Type", "application/json"),
+    ("Content-Length", str(len(REFUSAL))),
+    ("Retry-After", RETRY_AFTER),
+)
 
 
 class Overloaded(ContractError):
@@ -103,16 +113,14 @@ class Standing:
 
 
 class Budget:
-    """One pool's admission: QUEUE_BUDGET; whether the queue before the app
-    (the server's, or the loop's lag) stands, and the pool's; and the running
-    mean of how long a connection is held, which turns the waiters ahead into
-    an expected wait."""
+    """One pool's admission: QUEUE_BUDGET; whether the pool's queue stands; and
+    the running mean of how long a connection is held, which turns the waiters
+    ahead into an expected wait."""
 
     def __init__(self, seconds, max_size):
         self.seconds = seconds
         self._max_size = max_size
         self.hold = 0.0  # seconds a connection is held, on average; 0: not known yet
-        self.queue = Standing(seconds)  # before the app: gunicorn's queue, the loop's lag
         self.pool = Standing(seconds)  # for a connection
 
     def held(self, seconds):
@@ -144,28 +152,85 @@ class Budget:
             step = min(INTERVAL, timeout - spent)
 
 
-class LoopLag:
-    """How far behind the running event loop is: a task asks to wake every
-    INTERVAL seconds and records how late it woke. Started and stopped with
-    the server's loop (each async PoolWrapper's open and close)."""
-
-    INTERVAL = 0.01  # seconds: a wake-up every 10 ms costs the loop next to nothing
+class Pace:
+    """How fast a queue drains: the mean time between two takes from it while
+    requests wait, which turns the requests queued into the wait of one queued
+    now (gunicorn's threads taking from their worker's queue; the async apps'
+    admitted requests getting their pool connection)."""
 
     def __init__(self):
-        self.seconds = 0.0  # the lateness of the last wake-up
-        self._task = None
+        self.gap = 0.0
+        self._last = None
 
-    def start(self):
-        self._task = asyncio.get_running_loop().create_task(self._watch())
+    def took(self, now, waiting):
+        """One was taken at now, `waiting` still queued behind it."""
+        if self._last is not None and waiting:
+            self.gap += HOLD_WEIGHT * (now - self._last - self.gap)
+        self._last = now
 
-    async def stop(self):
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+    def wait(self, waiting):
+        return waiting * self.gap
 
-    async def _watch(self):
-        while True:
-            asked = time.monotonic()
-            await asyncio.sleep(self.INTERVAL)
-            self.seconds = max(0.0, time.monotonic() - asked - self.INTERVAL)
+
+_ticket = contextvars.ContextVar("admission_ticket", default=None)
+
+
+class Gate:
+    """An async worker's admission, as each request reaches the app, before
+    the framework (common/asgi.py's admitting for Quart, sanic_app's
+    handle_request): the requests admitted and not yet past the queue (no
+    pool connection yet, and not answered), and the pace at which they pass.
+    An event loop reads every request it is sent and runs each in turn, so
+    past capacity the queue is its own: every request admitted waits for the
+    loop, then the pool. A newcomer that would wait past half the budget
+    behind those ahead, in a queue that stands, is refused before it costs
+    more than its parsing: half, since once past it shares the loop with the
+    requests admitted behind it, and waits about as long again (Quart at
+    twice its capacity, budget 50 ms: with the whole of it for the queue
+    ahead, 20 % of its capacity answered in time; with 20 ms, 104 %)."""
+
+    def __init__(self, budget):
+        self.seconds = budget / 2
+        self.ahead = 0  # admitted, not yet passed
+        self.pace = Pace()
+        self.standing = Standing(self.seconds)
+
+    def admit(self):
+        """The request's Ticket, in its context (passed() finds it), or None:
+        refused."""
+        if self.seconds and self.standing.stands:
+            if self.pace.wait(self.ahead + 1) >= self.seconds:
+                return None
+        self.ahead += 1
+        ticket = Ticket(self)
+        _ticket.set(ticket)
+        return ticket
+
+
+class Ticket:
+    """An admitted request's place in its Gate, until it passes."""
+
+    __slots__ = ("_gate", "_at")
+
+    def __init__(self, gate):
+        self._gate = gate
+        self._at = time.monotonic()
+
+    def passed(self):
+        """The request has its pool connection, or its answer: its wait is
+        over (once; again does nothing)."""
+        gate, self._gate = self._gate, None
+        if gate is None:
+            return
+        now = time.monotonic()
+        gate.ahead -= 1
+        gate.pace.took(now, gate.ahead)
+        gate.standing.record(now - self._at, now)
+
+
+def passed():
+    """This request has its pool connection (the async PoolWrapper calls it):
+    its Gate's wait, if it has one, is over."""
+    ticket = _ticket.get()
+    if ticket is not None:
+        ticket.passed()

@@ -1,10 +1,11 @@
 """What the async apps' ASGI server lets through and the contract refuses, as
-ASGI middleware, once (common/wsgi.py is the sync apps' twin). Quart is served
-by uvicorn (quart_app/serve.sh); Sanic, by its own server, checks the same in
-its errors.py."""
+ASGI middleware, once (common/wsgi.py is the sync apps' twin); and admission
+before the framework. Quart is served by uvicorn (quart_app/serve.sh); Sanic,
+by its own server, does the same in its errors.py and its handle_request."""
 
 import json
 
+from common import admission
 from common.contract import MALFORMED_REQUEST
 
 # As Quart's jsonify sends it.
@@ -32,3 +33,34 @@ def refuse_two_hosts(asgi_app):
         await asgi_app(scope, receive, send)
 
     return one_host
+
+
+REFUSAL_START = {
+    "type": "http.response.start",
+    "status": 503,
+    "headers": [
+        (name.lower().encode(), value.encode()) for name, value in admission.REFUSAL_FIELDS
+    ],
+}
+REFUSAL_BODY = {"type": "http.response.body", "body": admission.REFUSAL}
+
+
+def admitting(asgi_app, gate):
+    """Each HTTP request admitted by gate (common/admission.py's Gate) before
+    the app sees it, or refused: the contract's 503 as canned bytes, at a
+    small share of an answer's cost (no routing, no request object)."""
+
+    async def admitted(scope, receive, send):
+        if scope["type"] != "http":
+            return await asgi_app(scope, receive, send)
+        ticket = gate.admit()
+        if ticket is None:
+            await send(REFUSAL_START)
+            await send(REFUSAL_BODY)
+            return
+        try:
+            await asgi_app(scope, receive, send)
+        finally:
+            ticket.passed()
+
+    return admitted

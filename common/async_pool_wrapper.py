@@ -7,10 +7,9 @@ app's Settings by from_settings(). Unlike asyncpg's own pool as it comes, it
   (the apps answer 503), where asyncpg would wait forever;
 * past capacity, refuses at once (Overloaded: 503 with Retry-After) a request
   that cannot have a connection within QUEUE_BUDGET, by the waiters ahead of
-  it and the time a connection is held, and one whose wait ran out; and, in
-  admit(), every new request while the loop itself lags past the budget
-  (common/admission.py): an event loop starts every request it reads, and
-  without a bound they would all queue;
+  it and the time a connection is held, and one whose wait ran out; and tells
+  the request's admission (common/admission.py's Gate) that it has passed
+  the queue once it has a place;
 * serves its waiters first come, first served, as the psycopg2 one does:
   asyncpg's pool hands a connection back through an asyncio.Queue, whose
   woken getter can find it taken by one that arrived just then, and go back
@@ -65,7 +64,6 @@ class PoolWrapper:
         self._timeout = timeout
         self._budget = admission.Budget(queue_budget, max_size)
         self._waiting = 0  # tasks waiting for a place now
-        self._lag = admission.LoopLag()
         self._init = init
         self._options = {} if statement_cache else {"statement_cache_size": 0}
         if database_timeout is not None:
@@ -90,19 +88,10 @@ class PoolWrapper:
             self._dsn, **self._sizes, reset=keep_session, init=self._init, **self._options
         )
         self._slots = asyncio.Semaphore(self._sizes["max_size"])
-        if self._budget.seconds:
-            self._lag.start()
         return self
 
     async def close(self):
-        await self._lag.stop()
         await self._pool.close()
-
-    async def admit(self):
-        """Refuse (Overloaded) a request while the event loop stays further
-        behind than the budget: read now, it would wait about that long to run."""
-        if self._budget.queue.refuse(self._lag.seconds):
-            raise admission.Overloaded()
 
     @asynccontextmanager
     async def acquire(self):
@@ -148,6 +137,7 @@ class PoolWrapper:
         finally:
             self._waiting -= 1
         self._budget.pool.record(time.monotonic() - started)
+        admission.passed()
 
 
 def session_init(settings):

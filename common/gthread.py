@@ -30,23 +30,18 @@ on to the pool (admission.queued_at), which refuses a wait for a connection
 past what is left of the budget.
 """
 
-import json
 import socket
 import struct
 import time
 from concurrent import futures
 
 from common import admission
-from common.contract import OVERLOADED
 from common.settings import Settings
 
-# The apps' own 503 (Flask's jsonify: the JSON, then a newline).
-BODY = (json.dumps({"error": OVERLOADED}, separators=(",", ":")) + "\n").encode()
-HEAD = (
-    "HTTP/1.1 503 Service Unavailable\r\n"
-    "Content-Type: application/json\r\n"
-    f"Content-Length: {len(BODY)}\r\n"
-    f"Retry-After: {admission.RETRY_AFTER}\r\n"
+# The apps' own 503.
+BODY = admission.REFUSAL
+HEAD = "HTTP/1.1 503 Service Unavailable\r\n" + "".join(
+    f"{name}: {value}\r\n" for name, value in admission.REFUSAL_FIELDS
 )
 KEPT_ALIVE = (HEAD + "\r\n").encode() + BODY
 PEEK = 8192  # bytes of a request head read in the main thread: gunicorn's line limit is 4,094
@@ -61,7 +56,7 @@ def post_worker_init(worker):
     """gunicorn's hook, in each worker process once it has loaded the app."""
     budget = Settings.from_env().queue_budget
     standing = admission.Standing(budget)
-    pace = Pace()
+    pace = admission.Pace()
     enqueue_req, handle_request = worker.enqueue_req, worker.handle_request
     stamped = budget and not worker.cfg.is_ssl
     if stamped:  # accepted connections inherit it
@@ -97,24 +92,6 @@ def post_worker_init(worker):
     # that has a request, and its threads self.handle_request with the
     # parsed request: these instance attributes are what it finds.
     worker.enqueue_req, worker.handle_request = queue, serve
-
-
-class Pace:
-    """How fast the worker's threads take requests from its queue: the mean
-    time between two takes while requests wait, which turns the requests
-    queued into the wait of one queued now."""
-
-    def __init__(self):
-        self.gap = 0.0
-        self._last = None
-
-    def took(self, now, waiting):
-        if self._last is not None and waiting:
-            self.gap += admission.HOLD_WEIGHT * (now - self._last - self.gap)
-        self._last = now
-
-    def wait(self, waiting):
-        return waiting * self.gap
 
 
 def crowded(worker):

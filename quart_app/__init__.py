@@ -6,7 +6,8 @@ uvicorn builds one app per worker process: 'quart_app:create_app --factory'
 
 from quart import Quart
 
-from common.asgi import refuse_two_hosts
+from common.admission import Gate
+from common.asgi import admitting, refuse_two_hosts
 from common.contract import MAX_BODY_BYTES
 from common.settings import Settings
 
@@ -25,6 +26,9 @@ def create_app(settings=None):
     app.url_map.strict_slashes = False
     app.url_map.merge_slashes = False
     app.asgi_app = refuse_two_hosts(app.asgi_app)
+    # Past capacity, a new request is refused before Quart sees it
+    # (common/admission.py).
+    app.asgi_app = admitting(app.asgi_app, Gate(settings.queue_budget))
     db.init_app(app, settings)
     upstream.init_app(app, settings)
     errors.init_app(app)

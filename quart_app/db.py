@@ -13,9 +13,6 @@ def init_app(app, settings):
     app.extensions["pool"] = pool
     app.before_serving(pool.open)
     app.after_serving(pool.close)
-    # The event loop starts every request it reads: while it lags past the
-    # budget, a new one is refused before any work.
-    app.before_request(pool.admit)
 
 
 def acquire():

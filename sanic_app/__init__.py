@@ -9,6 +9,7 @@ from urllib.parse import unquote
 from sanic import Request, Sanic
 from sanic.exceptions import BadURL
 
+from common.admission import Gate, Overloaded
 from common.contract import MAX_BODY_BYTES
 from common.settings import Settings
 
@@ -28,7 +29,10 @@ def create_app(*, settings=None):
     settings = settings or Settings.from_env()
     # The contract: one trailing slash is optional, and never a redirect. Routes
     # are declared without it; strict_slashes=False accepts it.
-    app = Sanic(__name__, strict_slashes=False, request_class=DecodedPathRequest)
+    app = Admitting(__name__, strict_slashes=False, request_class=DecodedPathRequest)
+    # Past capacity, a new request is refused before Sanic routes it
+    # (common/admission.py).
+    app.ctx.gate = Gate(settings.queue_budget)
     # Sanic's own limit (100 MB by default) as the contract's 413, chunked bodies too.
     app.config.REQUEST_MAX_SIZE = MAX_BODY_BYTES
     db.init_app(app, settings)
@@ -59,6 +63,24 @@ def finish_on_shutdown(app):
     async def last_response(request, response):
         if request.app.ctx.stopping:
             request.stream.keep_alive = False
+
+
+class Admitting(Sanic):
+    """Sanic, each request admitted by its Gate (common/admission.py) before
+    Sanic routes it, or refused: the contract's 503, with no routing, no
+    middleware, no handler (Sanic's server calls handle_request for each
+    request it has parsed)."""
+
+    async def handle_request(self, request):
+        ticket = self.ctx.gate.admit()
+        if ticket is None:
+            response = await request.respond(errors.contract_error(request, Overloaded()))
+            await response.send(end_stream=True)
+            return
+        try:
+            await super().handle_request(request)
+        finally:
+            ticket.passed()
 
 
 class DecodedPathRequest(Request):

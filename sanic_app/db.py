@@ -10,9 +10,6 @@ def init_app(app, settings):
     app.ctx.pool = PoolWrapper.from_settings(settings)
     app.before_server_start(open_pool)
     app.after_server_stop(close_pool)
-    # The event loop starts every request it reads: while it lags past the
-    # budget, a new one is refused before any work.
-    app.on_request(admit)
 
 
 async def open_pool(app):
@@ -21,10 +18,6 @@ async def open_pool(app):
 
 async def close_pool(app):
     await app.ctx.pool.close()
-
-
-async def admit(request):
-    await request.app.ctx.pool.admit()
 
 
 def acquire(request):

@@ -351,49 +351,130 @@ def test_a_requests_wait_counts_from_when_it_reached_the_kernel():
                 assert gthread.peek(conn, now) == (b"", now)  # nothing waits: now
 
 
-def test_the_async_pool_refuses_while_the_event_loop_lags_past_the_budget(database_url):
-    """One stall of the loop passes; a loop that stays 0.08 s behind (blocking
-    calls, one after another) is refused once that stood through an interval;
-    caught up, it admits again."""
-
-    async def scenario():
-        pool = async_pool_wrapper.PoolWrapper(
-            database_url, min_size=0, max_size=1, timeout=10, queue_budget=0.05
-        )
-        await pool.open()
-        try:
-            await asyncio.sleep(0.05)
-            await pool.admit()  # on time
-            time.sleep(0.2)  # one stall
-            await asyncio.sleep(0.001)  # the watcher's wake-up, 0.19 s late, runs first
-            await pool.admit()  # a stall alone is no queue
-            for _ in range(30):  # what blocking calls in a row do to the loop
-                time.sleep(0.08)
-                await asyncio.sleep(0.001)
-                try:
-                    await pool.admit()
-                except admission.Overloaded:
-                    break
-            else:
-                raise AssertionError("a loop 0.08 s behind for 2.4 s was never refused")
-            await asyncio.sleep(0.3)  # caught up
-            await pool.admit()
-        finally:
-            await pool.close()
-
-    asyncio.run(scenario())
+# -- The async apps' Gate ------------------------------------------------------
 
 
-def test_without_a_budget_the_async_pool_watches_nothing(database_url):
+def queue_at_the_gate(gate, passes, gap):
+    """Admit passes + 10 requests at once, then let `passes` of them pass one
+    every `gap` seconds (a queue draining at that pace): the tickets still
+    waiting."""
+    tickets = [gate.admit() for _ in range(passes + 10)]
+    assert None not in tickets  # a burst: nothing stood before it
+    for ticket in tickets[:passes]:
+        time.sleep(gap)
+        ticket.passed()
+    return tickets[passes:]
+
+
+def test_the_gate_refuses_a_newcomer_the_queue_ahead_would_keep_past_the_budget():
+    """A queue that drains one request every 20 ms and has stood past a 50 ms
+    budget: with 10 ahead (0.2 s at that pace) a newcomer is refused; once
+    they pass, one is admitted again."""
+    gate = admission.Gate(0.05)
+    waiting = queue_at_the_gate(gate, passes=20, gap=0.02)
+    assert gate.ahead == 10 and gate.standing.stands
+    assert gate.admit() is None
+    for ticket in waiting:
+        ticket.passed()
+        ticket.passed()  # once: again counts nothing
+    assert gate.ahead == 0
+    assert gate.admit() is not None
+
+
+def test_the_gate_admits_a_queue_that_drains_within_the_budget():
+    gate = admission.Gate(0.5)
+    queue_at_the_gate(gate, passes=20, gap=0.002)
+    assert gate.admit() is not None
+
+
+def test_without_a_budget_the_gate_refuses_nothing():
+    gate = admission.Gate(0)
+    queue_at_the_gate(gate, passes=20, gap=0.02)
+    assert gate.admit() is not None
+
+
+def test_the_async_pool_tells_the_gate_a_request_has_its_connection(database_url):
+    """admission.passed(), called by the pool once a request has its place,
+    ends the wait of the ticket admitted in that request's context (the view
+    runs in a task of its own: it sees the ticket)."""
+    gate = admission.Gate(0.05)
+
+    async def request(pool):
+        gate.admit()
+        assert gate.ahead == 1
+        async with pool.acquire():
+            assert gate.ahead == 0
+
     async def scenario():
         pool = async_pool_wrapper.PoolWrapper(database_url, min_size=0, max_size=1)
         await pool.open()
         try:
-            time.sleep(0.2)
-            await asyncio.sleep(0.001)
-            await pool.admit()
-            assert pool._lag._task is None
+            await asyncio.ensure_future(request(pool))
         finally:
             await pool.close()
 
     asyncio.run(scenario())
+
+
+@pytest.fixture(scope="module", params=[app for app in APPS if apps.get(app).interface != "wsgi"])
+def one_loop(request, database_url, tmp_path_factory):
+    """An async app on one event loop and one connection, with a budget of 10 ms."""
+    yield from serve(
+        request.param,
+        database_url,
+        tmp_path_factory.mktemp("logs"),
+        web_workers=1,
+        pool_max_size=1,
+        queue_budget=0.01,
+    )
+
+
+@pytest.fixture
+def slow_writes(db):
+    """Each insert into review holds its connection 10 ms (a trigger in the
+    tests' own database, dropped afterwards): one connection stores at most
+    100 a second, whatever the machine, far fewer than the clients ask."""
+    with db.cursor() as cursor:
+        cursor.execute(
+            "CREATE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS"
+            " $$BEGIN PERFORM pg_sleep(0.01); RETURN NEW; END$$;"
+            " CREATE TRIGGER slow_write BEFORE INSERT ON review"
+            " FOR EACH ROW EXECUTE FUNCTION slow_write()"
+        )
+    try:
+        yield db
+    finally:
+        with db.cursor() as cursor:
+            cursor.execute("DROP TRIGGER slow_write ON review; DROP FUNCTION slow_write()")
+
+
+def test_writes_past_an_event_loops_capacity_are_refused_and_none_is_stored(one_loop, slow_writes):
+    """QUEUED // 4 clients write at once, again and again for 2 s, through
+    one connection that stores 100 a second: the queue stands past 10 ms,
+    and the app refuses the writes it cannot serve within it, before the
+    framework (its gate) or at the pool, 503 with Retry-After and the
+    contract's JSON. Every 201 is a row; no refusal is; nothing else is
+    answered."""
+    db = slow_writes
+    url = one_loop.url
+    review = {"film_id": 994, "rating": 4}
+    deadline = time.monotonic() + 2.0
+
+    def write_until_deadline():
+        session = requests.Session()
+        answers = []
+        while time.monotonic() < deadline:
+            response = session.post(f"{url}/reviews/", json=review, timeout=30)
+            answers.append((response.status_code, response.headers, response.content))
+        return answers
+
+    with ThreadPoolExecutor(QUEUED // 4) as clients:
+        asked = [clients.submit(write_until_deadline) for _ in range(QUEUED // 4)]
+        answers = [answer for future in asked for answer in future.result(timeout=60)]
+    statuses = [status for status, _, _ in answers]
+    assert set(statuses) == {201, 503}, set(statuses)
+    for status, headers, body in answers:
+        if status == 503:
+            assert json.loads(body) == OVERLOADED and headers["Retry-After"] == "1"
+            assert headers["Content-Type"] == "application/json"
+    assert query(db, "SELECT count(*) FROM review") == [(statuses.count(201),)]
