@@ -12,11 +12,19 @@ interval is the 2.5th and 97.5th percentile of the resampled statistics.
 One round gives no interval (None): nothing can be said of its noise."""
 
 import random
+import statistics
 
 RESAMPLES = 2000
 SEED = 32  # the same resamples for the same data: a report regenerates identically
 LEVEL = 0.95
 NO_DIFFERENCE = "no measurable difference"
+
+
+def median(values):
+    """The median of the values that are not None (the runs that measured
+    one); None if none is."""
+    found = [value for value in values if value is not None]
+    return statistics.median(found) if found else None
 
 
 def resamples(rounds, count=RESAMPLES, seed=SEED):

@@ -52,6 +52,15 @@ REFUSAL_FIELDS = (
     ("Content-Length", str(len(REFUSAL))),
     ("Retry-After", RETRY_AFTER),
 )
+REFUSAL_HEAD = "HTTP/1.1 503 Service Unavailable\r\n" + "".join(
+    f"{name}: {value}\r\n" for name, value in REFUSAL_FIELDS
+)
+# The whole answer on a connection kept alive, for a server that writes it
+# itself, before it parses the request (plain_get).
+KEPT_ALIVE = (REFUSAL_HEAD + "\r\n").encode() + REFUSAL
+# Fields that make a request more than its head (a body, the connection's
+# fate, another protocol): such a request is the server's to parse.
+NOT_PLAIN = (b"content-length:", b"transfer-encoding:", b"connection:", b"upgrade:", b"expect:")
 
 
 class Overloaded(ContractError):
@@ -152,6 +161,21 @@ class Budget:
             step = min(INTERVAL, timeout - spent)
 
 
+def plain_get(head):
+    """Whether bytes read from a connection between two requests are one
+    whole GET head, HTTP/1.1, and nothing after it: no body, no Connection,
+    no Upgrade, no Expect. A server may answer such a request's refusal
+    (KEPT_ALIVE) without parsing it, and keep the connection."""
+    end = head.find(b"\r\n\r\n")
+    if end < 0 or end + 4 != len(head):
+        return False
+    line, _, fields = head[:end].partition(b"\r\n")
+    if not (line.startswith(b"GET ") and line.endswith(b" HTTP/1.1")):
+        return False
+    fields = fields.lower()
+    return not any(name in fields for name in NOT_PLAIN)
+
+
 class Pace:
     """How fast a queue drains: the mean time between two takes from it while
     requests wait, which turns the requests queued into the wait of one queued
@@ -195,12 +219,18 @@ class Gate:
         self.pace = Pace()
         self.standing = Standing(self.seconds)
 
+    def refuses(self):
+        """Whether a newcomer is refused now (a server may ask before it
+        parses the request: KEPT_ALIVE)."""
+        if not self.seconds or not self.standing.stands:
+            return False
+        return self.pace.wait(self.ahead + 1) >= self.seconds
+
     def admit(self):
         """The request's Ticket, in its context (passed() finds it), or None:
         refused."""
-        if self.seconds and self.standing.stands:
-            if self.pace.wait(self.ahead + 1) >= self.seconds:
-                return None
+        if self.refuses():
+            return None
         self.ahead += 1
         ticket = Ticket(self)
         _ticket.set(ticket)

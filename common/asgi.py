@@ -45,22 +45,26 @@ REFUSAL_START = {
 REFUSAL_BODY = {"type": "http.response.body", "body": admission.REFUSAL}
 
 
-def admitting(asgi_app, gate):
-    """Each HTTP request admitted by gate (common/admission.py's Gate) before
-    the app sees it, or refused: the contract's 503 as canned bytes, at a
-    small share of an answer's cost (no routing, no request object)."""
+class Admitting:
+    """ASGI middleware: each HTTP request admitted by gate (common/admission.py's
+    Gate) before the app sees it, or refused: the contract's 503 as canned
+    messages, at a small share of an answer's cost (no routing, no request
+    object). uvicorn's protocol (common/uvicorn_protocol.py) finds the gate
+    here, to refuse a plain GET before it parses it."""
 
-    async def admitted(scope, receive, send):
+    def __init__(self, app, gate):
+        self.app = app
+        self.gate = gate
+
+    async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
-            return await asgi_app(scope, receive, send)
-        ticket = gate.admit()
+            return await self.app(scope, receive, send)
+        ticket = self.gate.admit()
         if ticket is None:
             await send(REFUSAL_START)
             await send(REFUSAL_BODY)
             return
         try:
-            await asgi_app(scope, receive, send)
+            await self.app(scope, receive, send)
         finally:
             ticket.passed()
-
-    return admitted

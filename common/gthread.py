@@ -38,14 +38,10 @@ from concurrent import futures
 from common import admission
 from common.settings import Settings
 
-# The apps' own 503.
+# The apps' own 503, written by a thread after gunicorn has parsed the request.
 BODY = admission.REFUSAL
-HEAD = "HTTP/1.1 503 Service Unavailable\r\n" + "".join(
-    f"{name}: {value}\r\n" for name, value in admission.REFUSAL_FIELDS
-)
-KEPT_ALIVE = (HEAD + "\r\n").encode() + BODY
+HEAD = admission.REFUSAL_HEAD
 PEEK = 8192  # bytes of a request head read in the main thread: gunicorn's line limit is 4,094
-SERVED_BY_THREADS = (b"content-length:", b"transfer-encoding:", b"connection:", b"upgrade:")
 # Linux's socket option and its control message (Python's socket module names
 # neither): the time a packet was received, as a struct timespec.
 SO_TIMESTAMPNS = 35
@@ -135,14 +131,14 @@ def refused_at_once(worker, conn, head):
     connection back to the worker's poller, kept alive. No thread, no parser:
     the cheapest answer gunicorn can give (anything else: False, and the
     request is queued, to be judged by the thread that takes it)."""
-    if not plain_get(head) or len(worker.keepalived_conns) >= worker.max_keepalived:
+    if not admission.plain_get(head) or len(worker.keepalived_conns) >= worker.max_keepalived:
         return False
     try:
         conn.sock.recv(len(head), socket.MSG_DONTWAIT)
-        sent = conn.sock.send(KEPT_ALIVE, socket.MSG_DONTWAIT)
+        sent = conn.sock.send(admission.KEPT_ALIVE, socket.MSG_DONTWAIT)
     except OSError:
         sent = 0
-    if sent != len(KEPT_ALIVE):  # a full buffer or a gone client: not worth a thread
+    if sent != len(admission.KEPT_ALIVE):  # a full buffer or a gone client: not worth a thread
         worker.nr_conns -= 1
         conn.close()
         return True
@@ -151,19 +147,6 @@ def refused_at_once(worker, conn, head):
     done.set_result(True)
     worker.finish_request(conn, done)  # kept alive: back to the poller
     return True
-
-
-def plain_get(head):
-    """A whole GET head, HTTP/1.1, nothing after it: no body, no Connection,
-    no Upgrade (each of those is the thread's to judge)."""
-    end = head.find(b"\r\n\r\n")
-    if end < 0 or end + 4 != len(head):
-        return False
-    line, _, fields = head[:end].partition(b"\r\n")
-    if not (line.startswith(b"GET ") and line.endswith(b" HTTP/1.1")):
-        return False
-    fields = fields.lower()
-    return not any(name in fields for name in SERVED_BY_THREADS)
 
 
 def refuse(req, conn):

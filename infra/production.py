@@ -59,7 +59,10 @@ class Production:
         what else its app.toml names, driver (infra/apps.py)."""
         app = apps.get(self.app)
         framework, *more = app.packages
-        names = [framework, self.program, self.option("--loop"), self.option("--http")]
+        http = self.option("--http")
+        if http and ":" in http:  # a protocol class of the project's: app.toml names its parser
+            http = None
+        names = [framework, self.program, self.option("--loop"), http]
         return list(dict.fromkeys(name for name in [*names, *more, app.driver] if name))
 
 

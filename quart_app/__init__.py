@@ -7,7 +7,7 @@ uvicorn builds one app per worker process: 'quart_app:create_app --factory'
 from quart import Quart
 
 from common.admission import Gate
-from common.asgi import admitting, refuse_two_hosts
+from common.asgi import Admitting, refuse_two_hosts
 from common.contract import MAX_BODY_BYTES
 from common.settings import Settings
 
@@ -28,7 +28,7 @@ def create_app(settings=None):
     app.asgi_app = refuse_two_hosts(app.asgi_app)
     # Past capacity, a new request is refused before Quart sees it
     # (common/admission.py).
-    app.asgi_app = admitting(app.asgi_app, Gate(settings.queue_budget))
+    app.asgi_app = Admitting(app.asgi_app, Gate(settings.queue_budget))
     db.init_app(app, settings)
     upstream.init_app(app, settings)
     errors.init_app(app)

@@ -4,12 +4,15 @@ Sanic's own server builds one app per worker process:
 'sanic sanic_app:create_app --factory' (see serve.sh).
 """
 
+import time
 from urllib.parse import unquote
 
 from sanic import Request, Sanic
 from sanic.exceptions import BadURL
+from sanic.http import Stage
+from sanic.server.protocols.http_protocol import HttpProtocol
 
-from common.admission import Gate, Overloaded
+from common.admission import KEPT_ALIVE, Gate, Overloaded, plain_get
 from common.contract import MAX_BODY_BYTES
 from common.settings import Settings
 
@@ -71,6 +74,10 @@ class Admitting(Sanic):
     middleware, no handler (Sanic's server calls handle_request for each
     request it has parsed)."""
 
+    def prepare(self, *args, protocol=None, **kwargs):
+        """Sanic's command line prepares the server: with Admitting's protocol."""
+        super().prepare(*args, protocol=protocol or AdmittingProtocol, **kwargs)
+
     async def handle_request(self, request):
         ticket = self.ctx.gate.admit()
         if ticket is None:
@@ -81,6 +88,31 @@ class Admitting(Sanic):
             await super().handle_request(request)
         finally:
             ticket.passed()
+
+
+class AdmittingProtocol(HttpProtocol):
+    """Sanic's HTTP protocol, refusing before it parses a request: while the
+    app's gate refuses newcomers, a plain GET that arrives whole between two
+    requests is answered the contract's 503 from the bytes read, with no
+    parsing, no request object and no wake-up of the connection's task, and
+    the connection is kept; anything else goes the usual way, to
+    handle_request (common/admission.py; Quart's twin is
+    common/uvicorn_protocol.py)."""
+
+    def data_received(self, data):
+        http = self.http  # None until the connection's task has started
+        if (
+            http is not None
+            and not self.recv_buffer
+            and http.stage is Stage.IDLE
+            and not http.request_body
+            and self.app.ctx.gate.refuses()
+            and plain_get(data)
+        ):
+            self._time = time.monotonic()  # Sanic's clock: the keep-alive timeout from now
+            self.transport.write(KEPT_ALIVE)
+            return
+        super().data_received(data)
 
 
 class DecodedPathRequest(Request):

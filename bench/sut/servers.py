@@ -162,7 +162,7 @@ SERVERS = {
             "--no-access-log",
             per_core,
             packages=("uvicorn", "uvloop", "httptools"),
-            note="uvloop and httptools (C); Quart's serve.sh",
+            note="uvloop and httptools (C); Quart's serve.sh adds its admission to the protocol",
             holds_thread=False,
         ),
         ServerSpec(

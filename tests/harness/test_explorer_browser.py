@@ -20,6 +20,7 @@ pytestmark = pytest.mark.slow  # starts Chromium
 RESULTS = ROOT / "docs" / "results"
 CAPACITY_GRID = RESULTS / "2026-11-27-capacity-grid.json"  # the conditions' run
 OVERLOAD = RESULTS / "2026-11-28-overload-flask.json"  # a run past capacity
+SPIKE = RESULTS / "2026-11-28-overload-gate.json"  # and a spike
 
 
 def measured_nothing():
@@ -38,6 +39,7 @@ def pages(tmp_path_factory):
         "synthetic": explorer.write(synthetic(), folder / "synthetic.html"),
         "nothing": explorer.write(measured_nothing(), folder / "nothing.html"),
         "overload": explorer.write(json.loads(OVERLOAD.read_text()), folder / "overload.html"),
+        "spike": explorer.write(json.loads(SPIKE.read_text()), folder / "spike.html"),
     }
 
 
@@ -238,6 +240,26 @@ def test_a_run_past_capacity_shows_its_goodput_curve(opened):
     assert "1,362 (1,200–1,524)" in table and "88 (62–113)" in table
     driver = opened("synthetic")
     assert not driver.find_element(By.ID, "overload").is_displayed()
+
+
+def test_a_run_with_a_spike_shows_each_seconds_p99_and_the_recovery(opened):
+    """--spike's figures: each option's p99 second by second, charted, and
+    its phases, goodput per phase and recovery, tabled as the record holds
+    them; a run without a spike shows no such section."""
+    data = json.loads(SPIKE.read_text())
+    driver = opened("spike")
+    section = driver.find_element(By.ID, "spike")
+    assert section.is_displayed()
+    assert section.find_elements(By.CSS_SELECTOR, "#spike-chart canvas")
+    table = driver.find_element(By.ID, "spike-table").text
+    for found in data["spike"]:
+        option = f"{found['app']} ({found['deployment']}), capacity {found['capacity_rps']:,.0f}"
+        assert option in table
+        recovered = found["recovery_s"]["value"]
+        assert (f"{recovered:g}" if recovered is not None else "not recovered") in table
+    assert "0.5x for 10 s, 3x for 5 s, 0.5x for 15 s" in table
+    driver = opened("overload")
+    assert not driver.find_element(By.ID, "spike").is_displayed()
 
 
 def test_a_run_that_measured_nothing_shows_what_ran(opened):

@@ -385,8 +385,16 @@ def test_the_matrix_runs_quart_under_uvicorn_as_its_serve_sh_does():
     assert [word for word in serve_sh if word.startswith("-")] == [
         word for word in matrix if word.startswith("-")
     ]
-    for option in ("--loop", "--http", "--lifespan", "--timeout-graceful-shutdown"):
+    for option in ("--loop", "--lifespan", "--timeout-graceful-shutdown"):
         assert matrix[matrix.index(option) + 1] == production.read("quart").option(option)
+    # The matrix's uvicorn is httptools' protocol as it comes; serve.sh's adds
+    # the app's admission to it (common/uvicorn_protocol.py).
+    assert matrix[matrix.index("--http") + 1] == "httptools"
+    module, _, name = production.read("quart").option("--http").partition(":")
+    protocol = getattr(importlib.import_module(module), name)
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    assert issubclass(protocol, HttpToolsProtocol)
 
 
 def test_replicas_make_each_count_a_target_behind_nginx():

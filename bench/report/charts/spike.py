@@ -9,15 +9,10 @@ import statistics
 
 from matplotlib.ticker import MaxNLocator
 
+from bench.intervals import median
 from bench.report.charts.common import apps_of, color, figure, legend, log_axis, saved, styled
 from bench.report.tables import where
 from bench.routes import ROUTES
-
-
-def median(values):
-    """The median of the runs' values, those that have one; None if none does."""
-    found = [value for value in values if value is not None]
-    return statistics.median(found) if found else None
 
 
 def window(axes, found):

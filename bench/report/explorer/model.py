@@ -25,6 +25,11 @@ are read when present and simply absent otherwise:
   `goodput_rps` ({"value", "ci95"}: 2xx within the objective per second),
   `late_rps`, `refused_rps` (503), `errors_rps` ({kind: per second}),
   `refusal_ms` ({"p50", "p99"} or None), `kept_schedule`: the goodput curve;
+- on the run, `spike` (--spike): per app, deployment, route, database delay
+  and connection count, the step load's `phases`, `spike_end_s`,
+  `recovery_s` ({"value", "ci95"}), `goodput_rps` per phase and
+  `per_second` (each second's offered `rate` and, per run, `p99_ms`,
+  `good`, `refused`): the spike and the recovery;
 - on the run, `ratios`: [{"app", "deployment", "baseline", "route",
   "db_delay_ms", "connections", "metric", "value", "ci95"}], and
   `noise_floor`: the A/A ratios, [{"value", "ci95", ...}], the first shown.
@@ -34,6 +39,7 @@ import functools
 import math
 import re
 
+from bench.intervals import median
 from bench.routes import ROUTES
 from infra import ROOT, apps
 
@@ -234,6 +240,35 @@ def overload_point(found):
     }
 
 
+def spike_view(found):
+    """A spike and the recovery (bench/records.py Spike): each second of the
+    schedule with the median over the runs of its p99, goodput and 503s."""
+    phases = found["phases"]
+    return {
+        "app": found["app"],
+        "deployment": found["deployment"],
+        "route": found["route"],
+        "delay": found.get("db_delay_ms") or 0.0,
+        "clients": found.get("connections"),
+        "capacity": found["capacity_rps"],
+        "phases": [f"{phase['multiple']:g}x for {phase['seconds']:g} s" for phase in phases],
+        "spike_start": sum(phase["seconds"] for phase in phases[: found["spike"]]),
+        "spike_end": found["spike_end_s"],
+        "recovery": estimate(found["recovery_s"]),
+        "goodput": [estimate(phase) for phase in found["goodput_rps"]],
+        "seconds": [
+            {
+                "second": row["second"],
+                "rate": row["rate"],
+                "p99": median(row["p99_ms"]),
+                "good": median(row["good"]),
+                "refused": median(row["refused"]),
+            }
+            for row in found["per_second"]
+        ],
+    }
+
+
 @functools.cache
 def project_apps():
     """The apps of this project and its variants, whatever APPS_PATH holds."""
@@ -293,6 +328,7 @@ def view(data, name, title=None, superseded=None):
             ),
             "cells": cells,
             "overload": [overload_point(found) for found in data.get("overload") or []],
+            "spikes": [spike_view(found) for found in data.get("spike") or []],
             "ratios": data.get("ratios") or [],
             "noise_floor": estimate((data.get("noise_floor") or [None])[0]),
         }

@@ -131,6 +131,38 @@ const Charts = {
     }, [xs.map((_, i) => i), ...ys], container);
   },
 
+  /** A spike and the recovery: each option's p99 against the second of its
+      schedule (log when it spans far), the objective's seconds shaded where
+      the spike was offered; the table beside it has the recovery. */
+  spike(container, series) {
+    if (!series.length) return Charts.empty(container, "No spike for these filters.");
+    const xs = [...new Set(series.flatMap(([, [spike]]) => spike.seconds.map((row) => row.second)))]
+      .sort((a, b) => a - b);
+    const ys = series.map(([, [spike]]) => xs.map((x) => spike.seconds.find((row) => row.second === x)?.p99 ?? null));
+    const styles = Charts.styles(series);
+    const log = ys.flat().every((value) => value === null || value > 0);
+    const [start, end] = [series[0][1][0].spike_start, series[0][1][0].spike_end];
+    show(container);
+    return new uPlot({
+      width: Charts.width(container), height: Charts.HEIGHT,
+      scales: {x: {time: false}, y: log ? {distr: 3} : {}},
+      axes: [
+        {label: "second of the schedule (the spike shaded)"},
+        {label: "p99 of the answers, ms" + (log ? " (log)" : ""), size: 60},
+      ],
+      series: Charts.series(series, styles),
+      legend: {live: false},
+      cursor: {drag: {x: false, y: false}},
+      plugins: [{hooks: {drawClear: [(u) => {
+        const left = u.valToPos(start, "x", true), right = u.valToPos(end, "x", true);
+        u.ctx.save();
+        u.ctx.fillStyle = "rgba(0, 0, 0, 0.08)";
+        u.ctx.fillRect(left, u.bbox.top, right - left, u.bbox.height);
+        u.ctx.restore();
+      }]}}],
+    }, [xs, ...ys], container);
+  },
+
   /** Latency by percentile of one cell per option, HdrHistogram's way. */
   spectrum(container, series) {
     if (!series.length) return Charts.empty(container, "Nothing measured for these filters.");

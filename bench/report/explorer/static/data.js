@@ -68,6 +68,12 @@ const Data = {
     return [...groups.entries()].sort(([a], [b]) => a.localeCompare(b));
   },
 
+  /** The spikes, one series per option: [[name, [spike]], ...] by name. */
+  spikeSeries(spikes) {
+    return spikes.map((spike) => [`${spike.app} (${spike.deployment}), capacity ${Format.count(spike.capacity)} req/s`,
+      [spike]]).sort(([a], [b]) => a.localeCompare(b));
+  },
+
   /** Every figure a chart can plot: key, label, the cell's {value, interval, kind}, its format. */
   METRICS: [
     {key: "rps", label: "req/s", format: (v) => Format.count(v),

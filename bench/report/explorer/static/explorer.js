@@ -8,7 +8,7 @@ const Explorer = {
   runs: Data.runs(),
   run: null,
   state: null,
-  charts: {sweep: null, spectrum: null, overload: null},
+  charts: {sweep: null, spectrum: null, overload: null, spike: null},
   answer: null,
 
   routeCells() {
@@ -119,6 +119,15 @@ const Explorer = {
     document.getElementById("overload-chart").setAttribute("aria-label",
       "Chart: goodput of each option against the multiple of its capacity offered; the table beside it has the figures.");
     show(document.getElementById("overload-table"), Tables.overload(goodput));
+
+    const spikes = Data.spikeSeries(Explorer.run.spikes.filter((s) => s.route === state.route &&
+      state.apps.has(s.app) && state.deployments.has(s.deployment) &&
+      (state.at.delay === null || s.delay === state.at.delay)));
+    document.getElementById("spike").hidden = !Explorer.run.spikes.length;
+    Explorer.charts.spike = Charts.spike(document.getElementById("spike-chart"), spikes);
+    document.getElementById("spike-chart").setAttribute("aria-label",
+      "Chart: the p99 of each option in each second of the step load; the table beside it has the recovery.");
+    show(document.getElementById("spike-table"), Tables.spike(spikes));
 
     const apps = Explorer.run.apps.filter((app) => state.apps.has(app.app) &&
       (state.at.delay === null || (app.db_delay_ms ?? 0) === state.at.delay));

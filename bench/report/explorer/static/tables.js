@@ -82,6 +82,19 @@ const Tables = {
       "late 2xx", "503", "other errors", "503 p50 / p99 ms", "generator"], rows);
   },
 
+  /** Each spike: its phases, the goodput in each (95% intervals), and the
+      seconds after the spike until every second kept the objective. */
+  spike(series) {
+    const rows = series.map(([name, [spike]]) => [
+      name, spike.phases.join(", "),
+      spike.goodput.map((g) => Format.withInterval(g?.value ?? null, g?.ci95, Format.count)).join(" / "),
+      {text: spike.recovery?.value == null ? "not recovered"
+        : Format.withInterval(spike.recovery.value, spike.recovery.ci95, Format.small) + " s", number: true},
+    ]);
+    return table("A spike and the recovery (medians of the runs; 95% intervals)",
+      ["option", "phases", "goodput per phase, req/s", "recovery"], rows);
+  },
+
   /** The run's ratios with their intervals, read as the interval says. */
   ratios(ratios) {
     const rows = ratios.map((ratio) => [
