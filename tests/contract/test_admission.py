@@ -159,17 +159,17 @@ def test_the_async_pool_refuses_a_queue_longer_than_the_budget_at_once(database_
 BUDGET = 0.3
 
 
+def one_worker(request, database_url, tmp_path_factory, **settings):
+    """The fixture's app on one worker process, with these settings."""
+    logs = tmp_path_factory.mktemp("logs")
+    yield from serve(request.param, database_url, logs, web_workers=1, **settings)
+
+
 @pytest.fixture(scope="module", params=APPS)
 def admitting(request, database_url, tmp_path_factory):
     """An app with one worker and one connection, and a budget of BUDGET s."""
-    yield from serve(
-        request.param,
-        database_url,
-        tmp_path_factory.mktemp("logs"),
-        web_workers=1,
-        pool_max_size=1,
-        queue_budget=BUDGET,
-        web_threads=4,
+    yield from one_worker(
+        request, database_url, tmp_path_factory, pool_max_size=1, queue_budget=BUDGET, web_threads=4
     )
 
 
@@ -229,13 +229,8 @@ def wait_for_lock_waiter(db, timeout=5.0):
 @pytest.fixture(scope="module", params=[app for app in APPS if apps.get(app).interface == "wsgi"])
 def one_thread(request, database_url, tmp_path_factory):
     """A sync app on one gunicorn thread: a second request waits in the worker's queue."""
-    yield from serve(
-        request.param,
-        database_url,
-        tmp_path_factory.mktemp("logs"),
-        web_workers=1,
-        queue_budget=BUDGET,
-        web_threads=1,
+    yield from one_worker(
+        request, database_url, tmp_path_factory, queue_budget=BUDGET, web_threads=1
     )
 
 
@@ -422,13 +417,8 @@ def test_the_async_pool_tells_the_gate_a_request_has_its_connection(database_url
 @pytest.fixture(scope="module", params=[app for app in APPS if apps.get(app).interface != "wsgi"])
 def one_loop(request, database_url, tmp_path_factory):
     """An async app on one event loop and one connection, with a budget of 10 ms."""
-    yield from serve(
-        request.param,
-        database_url,
-        tmp_path_factory.mktemp("logs"),
-        web_workers=1,
-        pool_max_size=1,
-        queue_budget=0.01,
+    yield from one_worker(
+        request, database_url, tmp_path_factory, pool_max_size=1, queue_budget=0.01
     )
 
 

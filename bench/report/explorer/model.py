@@ -220,14 +220,21 @@ def open_cell(rate, budgets):
     }
 
 
-def overload_point(found):
-    """One multiple of an app's capacity offered (bench/records.py Overload)."""
+def past_capacity(found):
+    """Where a run past capacity was measured (an Overload's, a Spike's)."""
     return {
         "app": found["app"],
         "deployment": found["deployment"],
         "route": found["route"],
         "delay": found.get("db_delay_ms") or 0.0,
         "clients": found.get("connections"),
+    }
+
+
+def overload_point(found):
+    """One multiple of an app's capacity offered (bench/records.py Overload)."""
+    return {
+        **past_capacity(found),
         "multiple": found["multiple"],
         "capacity": found["capacity_rps"],
         "offered": found["offered_rps"],
@@ -245,11 +252,7 @@ def spike_view(found):
     schedule with the median over the runs of its p99, goodput and 503s."""
     phases = found["phases"]
     return {
-        "app": found["app"],
-        "deployment": found["deployment"],
-        "route": found["route"],
-        "delay": found.get("db_delay_ms") or 0.0,
-        "clients": found.get("connections"),
+        **past_capacity(found),
         "capacity": found["capacity_rps"],
         "phases": [f"{phase['multiple']:g}x for {phase['seconds']:g} s" for phase in phases],
         "spike_start": sum(phase["seconds"] for phase in phases[: found["spike"]]),
