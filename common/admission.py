@@ -113,6 +113,12 @@ class Standing:
         self._window = (ends, waited if shortest is None else min(shortest, waited))
         self.last = waited
 
+    def stands_now(self, now):
+        """The last verdict, while it is fresh: a queue that records no wait
+        for a whole INTERVAL after its interval ended (say, every newcomer
+        refused) no longer counts as standing."""
+        return self.stands and now < self._window[0] + INTERVAL
+
     def refuse(self, waited, now=None):
         """Record the wait; whether it is refused: past the budget, in a queue that stands."""
         if not self.seconds:
@@ -161,16 +167,26 @@ class Budget:
             step = min(INTERVAL, timeout - spent)
 
 
+def exempt(path):
+    """Whether a request to this path is never refused: the health check. An
+    orchestrator that sees it fail past capacity replaces a server that is
+    only busy, and the others take its load."""
+    return path.rstrip("/") == "/health"
+
+
 def plain_get(head):
     """Whether bytes read from a connection between two requests are one
     whole GET head, HTTP/1.1, and nothing after it: no body, no Connection,
-    no Upgrade, no Expect. A server may answer such a request's refusal
-    (KEPT_ALIVE) without parsing it, and keep the connection."""
+    no Upgrade, no Expect, not the health check. A server may answer such a
+    request's refusal (KEPT_ALIVE) without parsing it, and keep the
+    connection."""
     end = head.find(b"\r\n\r\n")
     if end < 0 or end + 4 != len(head):
         return False
     line, _, fields = head[:end].partition(b"\r\n")
     if not (line.startswith(b"GET ") and line.endswith(b" HTTP/1.1")):
+        return False
+    if exempt(line[4:-9].decode("latin-1")):
         return False
     fields = fields.lower()
     return not any(name in fields for name in NOT_PLAIN)
@@ -221,15 +237,18 @@ class Gate:
 
     def refuses(self):
         """Whether a newcomer is refused now (a server may ask before it
-        parses the request: KEPT_ALIVE)."""
-        if not self.seconds or not self.standing.stands:
+        parses the request: KEPT_ALIVE): only with requests ahead of it, in a
+        queue that stands now."""
+        if not self.seconds or not self.ahead:
+            return False
+        if not self.standing.stands_now(time.monotonic()):
             return False
         return self.pace.wait(self.ahead + 1) >= self.seconds
 
-    def admit(self):
+    def admit(self, path="/"):
         """The request's Ticket, in its context (passed() finds it), or None:
-        refused."""
-        if self.refuses():
+        refused. A health check is never refused (exempt)."""
+        if self.refuses() and not exempt(path):
             return None
         self.ahead += 1
         ticket = Ticket(self)

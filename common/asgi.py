@@ -59,7 +59,7 @@ class Admitting:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        ticket = self.gate.admit()
+        ticket = self.gate.admit(scope["path"])
         if ticket is None:
             await send(REFUSAL_START)
             await send(REFUSAL_BODY)

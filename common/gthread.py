@@ -76,7 +76,7 @@ def post_worker_init(worker):
         pace.took(started, queued(worker))
         queued_at = getattr(conn, "queued_at", None)
         waited = started - (queued_at or started)
-        if standing.refuse(waited) and crowded(worker):
+        if standing.refuse(waited) and crowded(worker) and not admission.exempt(req.path):
             return refuse(req, conn)
         admission.queued_at(queued_at)
         try:

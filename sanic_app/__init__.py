@@ -79,7 +79,7 @@ class Admitting(Sanic):
         super().prepare(*args, protocol=protocol or AdmittingProtocol, **kwargs)
 
     async def handle_request(self, request):
-        ticket = self.ctx.gate.admit()
+        ticket = self.ctx.gate.admit(request.path)
         if ticket is None:
             response = await request.respond(errors.contract_error(request, Overloaded()))
             await response.send(end_stream=True)

@@ -322,6 +322,8 @@ def twice(url):
         (b"GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", False),
         (b"GET / HTTP/1.1\r\nUpgrade: h2c\r\n\r\n", False),
         (b"GET / HTTP/1.1\r\nExpect: 100-continue\r\n\r\n", False),
+        (b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n", False),  # never refused
+        (b"GET /health/ HTTP/1.1\r\nHost: x\r\n\r\n", False),
     ],
 )
 def test_a_server_refuses_before_parsing_only_a_whole_plain_get(head, refused_at_once):
@@ -376,6 +378,26 @@ def test_the_gate_refuses_a_newcomer_the_queue_ahead_would_keep_past_the_budget(
         ticket.passed()
         ticket.passed()  # once: again counts nothing
     assert gate.ahead == 0
+    assert gate.admit() is not None
+
+
+def test_the_gate_never_refuses_the_health_check():
+    """An orchestrator that saw the health check fail past capacity would
+    replace a server that is only busy."""
+    gate = admission.Gate(0.05)
+    queue_at_the_gate(gate, passes=20, gap=0.02)
+    assert gate.admit("/films/995/") is None
+    assert gate.admit("/health") is not None and gate.admit("/health/") is not None
+
+
+def test_a_gate_that_refused_everyone_admits_again_once_its_verdict_is_stale():
+    """Refusing every newcomer records no wait, so the verdict that the
+    queue stands would never change: it counts for one INTERVAL past its
+    own, then a newcomer is admitted and measured again."""
+    gate = admission.Gate(0.05)
+    queue_at_the_gate(gate, passes=20, gap=0.02)
+    assert gate.admit() is None
+    time.sleep(3 * admission.INTERVAL)
     assert gate.admit() is not None
 
 
