@@ -38,9 +38,6 @@ from concurrent import futures
 from common import admission
 from common.settings import Settings
 
-# The apps' own 503, written by a thread after gunicorn has parsed the request.
-BODY = admission.REFUSAL
-HEAD = admission.REFUSAL_HEAD
 PEEK = 8192  # bytes of a request head read in the main thread: gunicorn's line limit is 4,094
 # Linux's socket option and its control message (Python's socket module names
 # neither): the time a packet was received, as a struct timespec.
@@ -155,8 +152,8 @@ def refuse(req, conn):
     as after any answer). One whose client waits for 100 Continue before it
     sends its body is closed: a thread must not wait for that body."""
     keep = not req.should_close() and not continues(req)
-    head = HEAD + ("" if keep else "Connection: close\r\n") + "\r\n"
-    conn.sock.sendall(head.encode() + (b"" if req.method == "HEAD" else BODY))
+    head = admission.REFUSAL_HEAD + ("" if keep else "Connection: close\r\n") + "\r\n"
+    conn.sock.sendall(head.encode() + (b"" if req.method == "HEAD" else admission.REFUSAL))
     return keep
 
 

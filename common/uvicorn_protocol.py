@@ -60,10 +60,6 @@ def gate_of(app):
     """The Gate of the app uvicorn serves: its AdmittingApp, inside uvicorn's
     own middleware (each keeps the next as .app) and Quart's (.asgi_app);
     None if it has none."""
-    for _ in range(10):
-        if isinstance(app, AdmittingApp):
-            return app.gate
+    while app is not None and not isinstance(app, AdmittingApp):
         app = getattr(app, "app", None) or getattr(app, "asgi_app", None)
-        if app is None:
-            return None
-    return None
+    return app and app.gate
