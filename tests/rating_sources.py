@@ -5,8 +5,9 @@ thread of the test process, "failing" a server that answers 500, "down"
 nothing (a refused connection). The HOSTILE kinds try to steer or hold the
 app that asks them: "redirect-away" sends it to ELSEWHERE (another upstream,
 which would answer a rating), "redirect-loop" back to itself, "endless"
-sends a body that never ends, a few bytes at a time, "large" a 10 MB
-rating (valid JSON: only its size is wrong)."""
+sends a body that never ends, a few bytes at a time, "trickle" a head that
+never ends, a byte at a time, "large" a 10 MB rating (valid JSON: only its
+size is wrong)."""
 
 import contextlib
 import re
@@ -20,9 +21,9 @@ from tests.upstream_thread import UpstreamThread
 from upstream.server import rating
 
 SLOW = "3s"  # a slow source's delay: past any test's UPSTREAM_TIMEOUT, within its patience
-HOSTILE = ("redirect-away", "redirect-loop", "endless", "large")
+HOSTILE = ("redirect-away", "redirect-loop", "endless", "trickle", "large")
 ELSEWHERE = "elsewhere"  # sources()' key of the upstream redirect-away points at
-ENDLESS_FOR = 30.0  # seconds an endless body goes on at most: a bound on the test, not the app
+ENDLESS_FOR = 30.0  # seconds an endless body or head goes on at most: bounds the test, not the app
 
 
 class Scripted(socketserver.ThreadingTCPServer):
@@ -92,6 +93,17 @@ class Endless(Answer):
             self.wfile.write(b"8\r\n        \r\n")
 
 
+class Trickle(Answer):
+    """200, then a header whose value never ends, a space every 10 ms: each
+    read of the head gets a byte well within any timeout on one read."""
+
+    def answer(self, target):
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Pad: ")
+        until = time.monotonic() + ENDLESS_FOR
+        while time.monotonic() < until and not self.server.stopping.wait(0.01):
+            self.wfile.write(b" ")
+
+
 class Large(Answer):
     """200, the film's rating padded with spaces to 10 MB: valid JSON, a
     rating but for its size."""
@@ -114,6 +126,7 @@ SCRIPTED = {
     "redirect-away": RedirectAway,
     "redirect-loop": RedirectLoop,
     "endless": Endless,
+    "trickle": Trickle,
     "large": Large,
 }
 
