@@ -48,6 +48,7 @@ def door(tmp_path):
     """The door in front of nothing: whatever passes its limits is a 503
     (app unavailable), at once."""
     handle, log = started(free_port(), tmp_path)
+    handle.tmp_path = tmp_path
     yield handle
     proxy.stop(handle)
     log.close()
@@ -227,16 +228,13 @@ def test_every_request_is_a_json_line_in_the_access_log(guarded):
 
 
 def test_the_access_log_holds_no_query_string(guarded):
-    """A credential a client puts in the query string (or sends as the
-    token) never reaches the access log: its request line is logged without
-    the query."""
+    """What a client puts in the query string never reaches the access log:
+    its request line is logged without the query, as is the token."""
     secret = "s3cret-in-the-query-0123456789"
-    read = requests.get(
-        f"{guarded.url}/films/995/?access_token={secret}&x=1", verify=guarded.verify
-    )
+    read = requests.get(f"{guarded.url}/films/995/?q={secret}&x=1", verify=guarded.verify)
     assert read.status_code == 200
     write = requests.post(
-        f"{guarded.url}/reviews/?token={secret}",
+        f"{guarded.url}/reviews/?note={secret}",
         json=REVIEW,
         headers={"Authorization": f"Bearer {TOKEN}"},
         verify=guarded.verify,
@@ -249,6 +247,54 @@ def test_the_access_log_holds_no_query_string(guarded):
     ]
     text = guarded.access_log.read_text()
     assert secret not in text and TOKEN not in text
+
+
+CREDENTIAL_IN_QUERY = {"error": "credentials go in the Authorization header, not in the URL"}
+
+
+@pytest.mark.parametrize(
+    ("method", "query"),
+    [
+        ("GET", "access_token={}"),
+        ("GET", "year.gt=2000&Password={}"),
+        ("GET", "API_KEY={}&x=1"),
+        ("GET", "apikey={}"),
+        ("GET", "sig={}"),
+        ("HEAD", "token={}"),
+        ("POST", "token={}"),
+    ],
+)
+def test_a_credential_in_the_query_string_is_refused_before_any_log(door, method, query):
+    """nginx's error log names a request's whole line when it fails it (here
+    every request that passes the door: no app is there). A query naming a
+    credential is refused first, and neither log holds it; one that names
+    none passes and is failed, and the error log holds it, as the test's
+    witness that the log is read."""
+    secret, witness = "s3cret-in-the-query-0123456789", "n0t-a-credential-9876543210"
+    url = f"{door.url}/reviews/" if method == "POST" else f"{door.url}/films/995/"
+    answer = requests.request(method, f"{url}?{query.format(secret)}", verify=door.verify)
+    assert answer.status_code == 400
+    if method != "HEAD":
+        assert answer.json() == CREDENTIAL_IN_QUERY
+    passed = requests.get(f"{url}?year.gt=2000&tokens={witness}", verify=door.verify)
+    assert passed.status_code == 503, passed.text  # past the door, to no app
+    error_log = door.tmp_path / "nginx.log"
+    assert wait_until(lambda: witness in error_log.read_text(), timeout=5)
+    for log in (error_log, door.access_log):
+        assert secret not in log.read_text()
+
+
+def test_a_write_with_a_credential_in_its_query_string_is_not_stored(guarded, db):
+    before = query(db, "SELECT count(*) FROM review")
+    answer = requests.post(
+        f"{guarded.url}/reviews/?access_token={TOKEN}",
+        json=REVIEW,
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        verify=guarded.verify,
+    )
+    assert (answer.status_code, answer.json()) == (400, CREDENTIAL_IN_QUERY)
+    assert query(db, "SELECT count(*) FROM review") == before
+    assert requests.get(f"{guarded.url}/films/?year.gt=2000&tokens=1", verify=guarded.verify).ok
 
 
 @pytest.mark.parametrize(
