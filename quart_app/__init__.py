@@ -28,7 +28,7 @@ def create_app(settings=None):
     app.asgi_app = refuse_two_hosts(app.asgi_app)
     # Past capacity, a new request is refused before Quart sees it
     # (common/admission.py).
-    app.asgi_app = Admitting(app.asgi_app, Gate(settings.queue_budget))
+    app.asgi_app = Admitting(app.asgi_app, Gate(settings.queue_budget, settings.pool_max_size))
     db.init_app(app, settings)
     upstream.init_app(app, settings)
     errors.init_app(app)

@@ -35,7 +35,7 @@ def create_app(*, settings=None):
     app = Admitting(__name__, strict_slashes=False, request_class=DecodedPathRequest)
     # Past capacity, a new request is refused before Sanic routes it
     # (common/admission.py).
-    app.ctx.gate = Gate(settings.queue_budget)
+    app.ctx.gate = Gate(settings.queue_budget, settings.pool_max_size)
     # Sanic's own limit (100 MB by default) as the contract's 413, chunked bodies too.
     app.config.REQUEST_MAX_SIZE = MAX_BODY_BYTES
     db.init_app(app, settings)

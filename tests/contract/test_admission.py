@@ -370,7 +370,7 @@ def test_the_gate_refuses_a_newcomer_the_queue_ahead_would_keep_past_the_budget(
     """A queue that drains one request every 20 ms and has stood past a 50 ms
     budget: with 10 ahead (0.2 s at that pace) a newcomer is refused; once
     they pass, one is admitted again."""
-    gate = admission.Gate(0.05)
+    gate = admission.Gate(0.05, 1)
     waiting = queue_at_the_gate(gate, passes=20, gap=0.02)
     assert gate.ahead == 10 and gate.standing.stands
     assert gate.admit() is None
@@ -381,10 +381,21 @@ def test_the_gate_refuses_a_newcomer_the_queue_ahead_would_keep_past_the_budget(
     assert gate.admit() is not None
 
 
+def test_the_gate_admits_fewer_ahead_than_the_pool_has_connections():
+    """The same standing queue, ten ahead, one every 20 ms: with a pool of
+    eleven connections a newcomer is admitted (a closed loop of eleven
+    clients cannot grow it), with ten it is refused."""
+    for connections, admitted in ((11, True), (10, False)):
+        gate = admission.Gate(0.05, connections)
+        queue_at_the_gate(gate, passes=20, gap=0.02)
+        assert gate.ahead == 10 and gate.standing.stands
+        assert (gate.admit() is not None) == admitted, connections
+
+
 def test_the_gate_never_refuses_the_health_check():
     """An orchestrator that saw the health check fail past capacity would
     replace a server that is only busy."""
-    gate = admission.Gate(0.05)
+    gate = admission.Gate(0.05, 1)
     queue_at_the_gate(gate, passes=20, gap=0.02)
     assert gate.admit("/films/995/") is None
     assert gate.admit("/health") is not None and gate.admit("/health/") is not None
@@ -394,7 +405,7 @@ def test_a_gate_that_refused_everyone_admits_again_once_its_verdict_is_stale():
     """Refusing every newcomer records no wait, so the verdict that the
     queue stands would never change: it counts for one INTERVAL past its
     own, then a newcomer is admitted and measured again."""
-    gate = admission.Gate(0.05)
+    gate = admission.Gate(0.05, 1)
     queue_at_the_gate(gate, passes=20, gap=0.02)
     assert gate.admit() is None
     time.sleep(3 * admission.INTERVAL)
@@ -402,13 +413,13 @@ def test_a_gate_that_refused_everyone_admits_again_once_its_verdict_is_stale():
 
 
 def test_the_gate_admits_a_queue_that_drains_within_the_budget():
-    gate = admission.Gate(0.5)
+    gate = admission.Gate(0.5, 1)
     queue_at_the_gate(gate, passes=20, gap=0.002)
     assert gate.admit() is not None
 
 
 def test_without_a_budget_the_gate_refuses_nothing():
-    gate = admission.Gate(0)
+    gate = admission.Gate(0, 1)
     queue_at_the_gate(gate, passes=20, gap=0.02)
     assert gate.admit() is not None
 
@@ -417,7 +428,7 @@ def test_the_async_pool_tells_the_gate_a_request_has_its_connection(database_url
     """admission.passed(), called by the pool once a request has its place,
     ends the wait of the ticket admitted in that request's context (the view
     runs in a task of its own: it sees the ticket)."""
-    gate = admission.Gate(0.05)
+    gate = admission.Gate(0.05, 1)
 
     async def request(pool):
         gate.admit()
@@ -442,6 +453,35 @@ def one_loop(request, database_url, tmp_path_factory):
     yield from one_worker(
         request, database_url, tmp_path_factory, pool_max_size=1, queue_budget=0.01
     )
+
+
+@pytest.fixture(scope="module", params=[app for app in APPS if apps.get(app).interface != "wsgi"])
+def eight_connections(request, database_url, tmp_path_factory):
+    """An async app on one event loop with a pool of eight, and a budget of 2 ms."""
+    yield from one_worker(
+        request, database_url, tmp_path_factory, pool_max_size=8, queue_budget=0.002
+    )
+
+
+def test_a_closed_loop_no_larger_than_the_pool_is_never_refused(eight_connections):
+    """Eight clients, each asking again as soon as it is answered, for 2 s,
+    on the heaviest route (every film, a few ms of CPU each): their requests
+    queue for the loop past the 2 ms budget, but never more of them than the
+    pool has connections, and none is refused."""
+    url = eight_connections.url
+    deadline = time.monotonic() + 2.0
+
+    def ask_until_deadline():
+        with requests.Session() as session:
+            statuses = []
+            while time.monotonic() < deadline:
+                statuses.append(session.get(f"{url}/films/", timeout=30).status_code)
+            return statuses
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = [pool.submit(ask_until_deadline) for _ in range(8)]
+        statuses = [status for future in answers for status in future.result(timeout=60)]
+    assert len(statuses) > 8 and set(statuses) == {200}, statuses.count(503)
 
 
 @pytest.fixture
