@@ -10,6 +10,7 @@ import json
 import os
 import random
 import re
+import secrets
 import shutil
 import subprocess
 import sys
@@ -188,6 +189,22 @@ def loopback_override(services, path):
             lines += [f"  {name}:", "    ports: !override"]
             lines += [f'      - "127.0.0.1:{next(ports)}:{target}"' for target in published]
     path.write_text("\n".join(lines) + "\n")
+
+
+# The tests' own superuser on a stack's Postgres: the stack's, postgres, logs
+# in over db's local socket only (docker/db/pg_hba.conf), and the tests read
+# and reset the database over TCP from here.
+TEST_SUPERUSER = "films_test_admin"
+
+
+def add_test_superuser(env, container):
+    """Makes TEST_SUPERUSER in the Postgres of `container` (its id), as the
+    stack's superuser over the container's socket; returns its password."""
+    password = secrets.token_hex(24)
+    sql = f"CREATE ROLE {TEST_SUPERUSER} SUPERUSER LOGIN PASSWORD '{password}'"
+    psql = ["psql", "-v", "ON_ERROR_STOP=1", "-U", "postgres", "-d", "dvdrental", "-c", sql]
+    run(["docker", "exec", container, *psql], env)
+    return password
 
 
 def images(env):

@@ -26,6 +26,8 @@ what format 3 or Swarm cannot take:
   files compose.yaml names (tools/secrets.py), read by `docker stack deploy`;
 - `tmpfs`, which Swarm ignores: a tmpfs mount each (format 3.6+), so that a
   read-only container still has its /tmp;
+- each service's networks: a list, and every network overlay and attachable
+  (a container started by hand, the bench, can join one);
 - `restart` (Swarm has its own, deploy.restart_policy: on any exit) and
   `security_opt` (Swarm takes none: no-new-privileges is compose's only);
 - every service's endpoint_mode: dnsrr, the name resolving to its tasks'
@@ -44,7 +46,7 @@ VERSION = "3.8"
 # cache (proxy/compose.conf, valid=5s) and a margin. Then its server's own
 # graceful stop (every serve.sh: 5 s), all within stop_grace_period.
 DRAIN, SERVER_GRACE = 7, 5
-DROPPED = ("build", "depends_on", "profiles", "pull_policy", "networks", "restart", "security_opt")
+DROPPED = ("build", "depends_on", "profiles", "pull_policy", "restart", "security_opt")
 SECRET_MODE = 0o400  # the service's user reads its secrets, no one else
 
 
@@ -66,6 +68,7 @@ def service(name, spec, project):
     deploy = spec.setdefault("deploy", {})
     deploy.setdefault("restart_policy", {"condition": "any"})
     spec["secrets"] = secrets(spec)
+    spec["networks"] = list(spec.get("networks") or ["default"])
     limits = deploy.get("resources", {}).get("limits", {})
     if "cpus" in limits:
         limits["cpus"] = str(limits["cpus"])  # format 3: a string
@@ -100,6 +103,7 @@ def stack(config):
         if not spec.get("profiles")
     }
     used = {secret["source"] for spec in services.values() for secret in spec.get("secrets", [])}
+    networks = dict.fromkeys(name for spec in services.values() for name in spec["networks"])
     return {
         "version": VERSION,
         "services": services,
@@ -109,8 +113,7 @@ def stack(config):
             for name, secret in config.get("secrets", {}).items()
             if name in used
         },
-        # Attachable: a container started by hand (the bench) can join it.
-        "networks": {"default": {"driver": "overlay", "attachable": True}},
+        "networks": {name: {"driver": "overlay", "attachable": True} for name in networks},
         "volumes": {name: {} for name in config.get("volumes", {})},
     }
 

@@ -331,6 +331,46 @@ def test_db_service(services):
     assert data["target"] == "/var/lib/postgresql"
 
 
+def test_postgres_is_on_a_network_of_its_own(services):
+    """Postgres only with PgBouncer and the bench; PgBouncer only with
+    Postgres and the apps; the proxy and the rating sources with neither."""
+    joined = {}
+    for name, service in services.items():
+        for network in service.get("networks") or {"default": None}:
+            joined.setdefault(network, set()).add(name)
+    assert joined["database"] == {"db", "pgbouncer"} | ({"bench"} & set(services))
+    assert joined["pool"] == {"pgbouncer", *APPS}
+    assert {"proxy", "upstream"} <= joined["default"] and "db" not in joined["default"]
+
+
+def hba_rules():
+    """docker/db/pg_hba.conf's rules, each a list of its fields."""
+    text = (ROOT / "docker" / "db" / "pg_hba.conf").read_text()
+    return [line.split() for line in text.splitlines() if line.split() and line[0] != "#"]
+
+
+def test_the_superuser_logs_in_over_the_socket_only(services):
+    """db reads docker/db/pg_hba.conf; in it the first rule for postgres over
+    the network is reject, and every other role may reach dvdrental only."""
+    db = services["db"]
+    assert "hba_file=/etc/postgresql/pg_hba.conf" in db["command"]
+    [mount] = [v for v in db["volumes"] if v["target"] == "/etc/postgresql/pg_hba.conf"]
+    assert Path(mount["source"]) == ROOT / "docker" / "db" / "pg_hba.conf" and mount["read_only"]
+
+    def first(kind, database, user):
+        for rule in hba_rules():
+            if rule[0] == kind and rule[1] in ("all", database) and rule[2] in ("all", user):
+                return rule[-1]
+        return "reject"  # Postgres refuses what no rule matches
+
+    assert first("local", "dvdrental", "postgres") == "peer"
+    for database in ("dvdrental", "postgres", "template1"):
+        assert first("host", database, "postgres") == "reject"
+    for role in (roles.APP, "films_bench", "pgbouncer_auth"):
+        assert first("host", "dvdrental", role) == "scram-sha-256"
+        assert first("host", "postgres", role) == "reject"
+
+
 # -- Parity: each service's command and environment, run here ----------------
 
 

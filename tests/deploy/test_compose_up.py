@@ -32,6 +32,8 @@ import requests
 
 from db import embedded, roles
 from tests.docker_host import (
+    TEST_SUPERUSER,
+    add_test_superuser,
     answered_by,
     build_standins,
     compose_plugin,
@@ -66,6 +68,7 @@ class Stack:
         self.env = env
         self.files = files
         self.secrets_dir = secrets_dir
+        self.superuser_password = None  # the tests' own superuser's (add_test_superuser)
 
     def compose(self, *args, timeout=120, check=True, profiles=()):
         """docker compose ARGS; with profiles=["bench"] the bench service is
@@ -108,11 +111,16 @@ class Stack:
     def secret(self, name):
         return stack_secrets.read(name, self.secrets_dir)
 
-    def database_url(self, user="postgres", secret="postgres_password", host=None, port=None):
-        """The stack's database as user (its superuser by default), from the
-        host: db's port published on 127.0.0.1 by the test, or host:port."""
+    def container(self, service):
+        [container] = [c["ID"] for c in self.containers() if c["Service"] == service]
+        return container
+
+    def database_url(self, user=TEST_SUPERUSER, secret=None, host=None, port=None):
+        """The stack's database as user with the password of the stack's
+        secret (the tests' own superuser by default), from the host: db's
+        port published on 127.0.0.1 by the test, or host:port."""
         db = self.config()["db"]["environment"]
-        password = self.secret(secret)
+        password = self.secret(secret) if secret else self.superuser_password
         where = f"{host}:{port}" if host else f"127.0.0.1:{self.published('db', 5432)}"
         return f"postgresql://{user}:{password}@{where}/{db['POSTGRES_DB']}"
 
@@ -153,6 +161,7 @@ def stack(tmp_path_factory):
             if up.returncode != 0:
                 logs = stack.compose("logs", "--no-color", "--tail", "40", check=False).stdout
                 pytest.fail(f"docker compose up failed:\n{up.stderr[-3000:]}\n{logs[-5000:]}")
+            stack.superuser_password = add_test_superuser(env, stack.container("db"))
             yield stack
         finally:
             stack.compose(
@@ -471,9 +480,55 @@ def test_postgres_postgres_is_refused(stack):
     """The stack never runs with the image's example password: the
     superuser's is the generated secret."""
     port = stack.published("db", 5432)
-    with pytest.raises(psycopg2.OperationalError, match="password authentication failed"):
+    with pytest.raises(psycopg2.OperationalError, match="rejects connection"):
         psycopg2.connect(f"postgresql://postgres:postgres@127.0.0.1:{port}/dvdrental").close()
     assert len(stack.secret("postgres_password")) >= 40
+
+
+def test_the_superuser_logs_in_over_the_local_socket_only(stack):
+    """docker/db/pg_hba.conf: postgres with its own secret is refused over
+    TCP, to any database; over db's socket it is the superuser."""
+    for database in ("dvdrental", "postgres"):
+        url = stack.database_url("postgres", "postgres_password").rsplit("/", 1)[0]
+        with pytest.raises(psycopg2.OperationalError, match="rejects connection"):
+            psycopg2.connect(f"{url}/{database}").close()
+    psql = ["psql", "-At", "-U", "postgres", "-d", "dvdrental", "-c", "SHOW is_superuser"]
+    assert run(["docker", "exec", stack.container("db"), *psql], stack.env).stdout == "on\n"
+
+
+# Which service reaches which: Postgres only from PgBouncer (and the bench,
+# not started by up), PgBouncer only from the apps.
+REACHES = {
+    "upstream": {"db:5432": False, "pgbouncer:6432": False, "quart:8000": True},
+    "quart": {"db:5432": False, "pgbouncer:6432": True, "upstream:9001": True},
+    "flask": {"db:5432": False, "pgbouncer:6432": True},
+}
+PROBE = """import socket, sys
+for address in sys.argv[1:]:
+    host, port = address.split(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=3).close()
+        print(address, True)
+    except OSError:
+        print(address, False)
+"""
+
+
+@pytest.mark.parametrize("service", REACHES)
+def test_each_service_reaches_only_what_its_networks_hold(stack, service):
+    probe = ["python", "-c", PROBE, *REACHES[service]]
+    output = run(["docker", "exec", stack.container(service), *probe], stack.env).stdout
+    reached = {address: flag == "True" for address, flag in map(str.split, output.splitlines())}
+    assert reached == REACHES[service]
+
+
+def test_the_proxy_cannot_name_the_database(stack):
+    """The proxy's image has no Python: its resolver knows the apps, not
+    Postgres nor PgBouncer."""
+    proxy = stack.container("proxy")
+    for host, known in (("db", False), ("pgbouncer", False), ("quart", True)):
+        found = run(["docker", "exec", proxy, "getent", "hosts", host], stack.env, check=False)
+        assert (found.returncode == 0) == known, (host, found)
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ def test_every_service_but_the_bench(services):
 
 def test_only_what_format_3_takes(services):
     for name, service in services.items():
-        assert not {"build", "depends_on", "profiles", "networks"} & set(service), name
+        assert not {"build", "depends_on", "profiles"} & set(service), name
         assert service["image"], name
         assert service["deploy"]["endpoint_mode"] == "dnsrr", name
 
@@ -56,3 +56,20 @@ def test_the_stacks_proxy_needs_the_write_token(services):
     assert proxy["entrypoint"][:2] == ["sh", "/etc/nginx/write-token.sh"]
     assert [secret["source"] for secret in proxy["secrets"]] == ["write_token"]
     assert "WRITES_OPEN" not in proxy.get("environment", {})
+
+
+def test_each_service_keeps_its_networks():
+    """compose.yaml's networks, each overlay and attachable: Postgres on
+    `database` only, the proxy and the rating sources on neither of the
+    database's networks."""
+    completed = compose_config("--format", "json")
+    whole = stack.stack(json.loads(completed.stdout))
+    networks = {name: service["networks"] for name, service in whole["services"].items()}
+    assert networks["db"] == ["database"]
+    assert sorted(networks["pgbouncer"]) == ["database", "pool"]
+    for name in ("proxy", "upstream"):
+        assert networks[name] == ["default"], name
+    for app in APPS:
+        assert sorted(networks[app]) == ["default", "pool"], app
+    overlay = {"driver": "overlay", "attachable": True}
+    assert whole["networks"] == {name: overlay for name in ("database", "pool", "default")}

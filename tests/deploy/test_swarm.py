@@ -38,6 +38,8 @@ import requests
 import yaml
 
 from tests.docker_host import (
+    TEST_SUPERUSER,
+    add_test_superuser,
     answered_by,
     build_standins,
     compose_plugin,
@@ -91,6 +93,7 @@ def converged(env):
 class Stack:
     def __init__(self, env, config, secrets_dir):
         self.env, self.config, self.secrets_dir = env, config, secrets_dir
+        self.superuser_password = None  # the tests' own superuser's (add_test_superuser)
 
     def published(self, service, target):
         [port] = [p for p in self.config[service]["ports"] if p["target"] == target]
@@ -104,11 +107,13 @@ class Stack:
     def write_token(self):
         return self.secrets_dir / "write_token"
 
-    def database_url(self, user="postgres", secret="postgres_password"):
-        """The stack's database as user (its superuser by default), with the
-        password of the stack's secret."""
+    def database_url(self, user=TEST_SUPERUSER, secret=None):
+        """The stack's database as user, with the password of the stack's
+        secret (the tests' own superuser by default)."""
         db = self.config["db"]["environment"]
-        password = stack_secrets.read(secret, self.secrets_dir)
+        password = self.superuser_password
+        if secret:
+            password = stack_secrets.read(secret, self.secrets_dir)
         port = self.published("db", 5432)
         return f"postgresql://{user}:{password}@127.0.0.1:{port}/{db['POSTGRES_DB']}"
 
@@ -185,6 +190,9 @@ def stack(tmp_path_factory):
             services = yaml.safe_load(stack_file.read_text())["services"]
             stack = Stack(env, services, tmp / "secrets")
             wait_ready(env, stack)
+            label = f"label=com.docker.swarm.service.name={PROJECT}_db"
+            [db] = run(["docker", "ps", "--quiet", "--filter", label], env).stdout.split()
+            stack.superuser_password = add_test_superuser(env, db)
             print(f"\nswarm stack up in {time.monotonic() - started:.0f} s")
             yield stack
         finally:
