@@ -207,6 +207,42 @@ def test_every_service_is_up_and_healthy(stack):
             assert states[name]["Health"] == "healthy", states[name]
 
 
+# Which service reaches which: Postgres only from PgBouncer (and the bench,
+# not started by up), PgBouncer only from the apps.
+REACHES = {
+    "upstream": {"db:5432": False, "pgbouncer:6432": False, "quart:8000": True},
+    "falcon": {"db:5432": False, "pgbouncer:6432": True, "upstream:9001": True},
+    "quart": {"db:5432": False, "pgbouncer:6432": True, "upstream:9001": True},
+    "flask": {"db:5432": False, "pgbouncer:6432": True},
+}
+PROBE = """import socket, sys
+for address in sys.argv[1:]:
+    host, port = address.split(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=3).close()
+        print(address, True)
+    except OSError:
+        print(address, False)
+"""
+
+
+@pytest.mark.parametrize("service", REACHES)
+def test_each_service_reaches_only_what_its_networks_hold(stack, service):
+    probe = ["python", "-c", PROBE, *REACHES[service]]
+    output = run(["docker", "exec", stack.container(service), *probe], stack.env).stdout
+    reached = {address: flag == "True" for address, flag in map(str.split, output.splitlines())}
+    assert reached == REACHES[service]
+
+
+def test_the_proxy_cannot_name_the_database(stack):
+    """The proxy's image has no Python: its resolver knows its network's
+    services (the rating sources'), not Postgres nor PgBouncer."""
+    proxy = stack.container("proxy")
+    for host, known in (("db", False), ("pgbouncer", False), ("upstream", True)):
+        found = run(["docker", "exec", proxy, "getent", "hosts", host], stack.env, check=False)
+        assert (found.returncode == 0) == known, (host, found)
+
+
 def test_contract_suite_passes_on_every_published_port(stack):
     """tests/contract/test_contract.py, the suite every app passes outside Docker,
     against each published port, with the stack's database."""
@@ -494,41 +530,6 @@ def test_the_superuser_logs_in_over_the_local_socket_only(stack):
             psycopg2.connect(f"{url}/{database}").close()
     psql = ["psql", "-At", "-U", "postgres", "-d", "dvdrental", "-c", "SHOW is_superuser"]
     assert run(["docker", "exec", stack.container("db"), *psql], stack.env).stdout == "on\n"
-
-
-# Which service reaches which: Postgres only from PgBouncer (and the bench,
-# not started by up), PgBouncer only from the apps.
-REACHES = {
-    "upstream": {"db:5432": False, "pgbouncer:6432": False, "quart:8000": True},
-    "quart": {"db:5432": False, "pgbouncer:6432": True, "upstream:9001": True},
-    "flask": {"db:5432": False, "pgbouncer:6432": True},
-}
-PROBE = """import socket, sys
-for address in sys.argv[1:]:
-    host, port = address.split(":")
-    try:
-        socket.create_connection((host, int(port)), timeout=3).close()
-        print(address, True)
-    except OSError:
-        print(address, False)
-"""
-
-
-@pytest.mark.parametrize("service", REACHES)
-def test_each_service_reaches_only_what_its_networks_hold(stack, service):
-    probe = ["python", "-c", PROBE, *REACHES[service]]
-    output = run(["docker", "exec", stack.container(service), *probe], stack.env).stdout
-    reached = {address: flag == "True" for address, flag in map(str.split, output.splitlines())}
-    assert reached == REACHES[service]
-
-
-def test_the_proxy_cannot_name_the_database(stack):
-    """The proxy's image has no Python: its resolver knows the apps, not
-    Postgres nor PgBouncer."""
-    proxy = stack.container("proxy")
-    for host, known in (("db", False), ("pgbouncer", False), ("quart", True)):
-        found = run(["docker", "exec", proxy, "getent", "hosts", host], stack.env, check=False)
-        assert (found.returncode == 0) == known, (host, found)
 
 
 @pytest.mark.parametrize(
