@@ -2,6 +2,7 @@
 
 import json
 import os
+import subprocess
 import time
 
 import psycopg2
@@ -12,6 +13,7 @@ from bench.routes import DEFAULT_ROUTES
 from db import embedded, roles
 from tests.faults import behind_proxy
 from tests.system_tools import system_tool
+from tools import ROOT
 from tools.serve import AppNotStarted, running
 
 
@@ -23,6 +25,11 @@ def wait_until(condition, timeout):
             return False
         time.sleep(0.02)
     return True
+
+
+def port_of(server):
+    """The port of a server the tests started (its url: http://host:port)."""
+    return int(server.url.rsplit(":", 1)[1])
 
 
 def query(connection, sql, *params):
@@ -162,3 +169,27 @@ def check_tuned_environment(environment, app, cores):
     assert environment.get("WEB_THREADS") == expected.get("WEB_THREADS"), app
     assert environment["POOL_MIN_SIZE"] == expected["POOL_MIN_SIZE"], app
     assert int(environment["POOL_MAX_SIZE"]) >= shape.pool, app
+
+
+def run_benchmark(*args, env=None, timeout=300, **popen):
+    """./benchmark.sh args, as a user runs it from the checkout; its
+    CompletedProcess (stdout and stderr captured, not checked)."""
+    return subprocess.run(
+        ["./benchmark.sh", *args],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **popen,
+    )
+
+
+def benchmark(results_dir, *args, timeout=180):
+    """./benchmark.sh args, saving into results_dir, which must succeed: (the
+    path of the results JSON it saved in the run's folder, its content)."""
+    completed = run_benchmark(*args, "--results", str(results_dir), timeout=timeout)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    [path] = results_dir.glob("*/*.json")  # results_dir/<time>-<apps>/<time>-<apps>.json
+    assert path.stem == path.parent.name
+    return path, json.loads(path.read_text())

@@ -16,7 +16,7 @@ from common import contract
 from db.embedded import free_port
 from tests.deploy import test_proxy_config
 from tests.faults import nginx, raw
-from tests.helpers import query, serve
+from tests.helpers import port_of, query, serve
 from tools import proxy
 
 SEED = 10
@@ -38,10 +38,6 @@ def proxied(server, tmp_path_factory):
         handle = proxy.start(port_of(server), port, log)
     yield Proxied(server.app, port)
     proxy.stop(handle)
-
-
-def port_of(server):
-    return int(server.url.rsplit(":", 1)[1])
 
 
 def post(body, headers=""):

@@ -14,6 +14,7 @@ import pytest
 from infra import procfs
 from tests.corpus import filled
 from tests.faults import behind_proxy, post, raw
+from tests.helpers import port_of
 
 # The units that were quadratic, the costliest pair now, and deep nesting.
 COSTLIEST = ['\\"', '"\\"', '"\\\\\\"', "}}", "[", '{"a":']
@@ -37,7 +38,7 @@ def health(port):
 
 @pytest.mark.parametrize("unit", COSTLIEST)
 def test_costliest_bodies_are_refused_cheaply_while_the_app_serves(target, server, db, unit):
-    port = int(target.url.rsplit(":", 1)[1])
+    port = port_of(target)
     body = filled(unit)
     used = procfs.cpu_seconds(server.process.pid) if server.process else None
     with ThreadPoolExecutor(AT_ONCE + 1) as pool:

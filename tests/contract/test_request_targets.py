@@ -10,7 +10,7 @@ import pytest
 
 from common import contract
 from tests.faults import raw
-from tests.helpers import query, serve
+from tests.helpers import port_of, query, serve
 
 REVIEW = b'{"film_id": 995, "rating": 4}'
 SERVER_ORDER = ("flask", "falcon", "quart", "sanic")
@@ -110,10 +110,6 @@ MESSAGES = {
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("TEST_PROXY")), reason="TEST_PROXY: nginx parses these first"
 )
-
-
-def port_of(server):
-    return int(server.url.rsplit(":", 1)[1])
 
 
 def check(response, status, content_type, db):

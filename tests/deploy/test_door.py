@@ -27,7 +27,7 @@ from db.embedded import free_port
 from tests.deploy.test_compose import compose_config
 from tests.deploy.test_compose import tool as compose_tool
 from tests.faults import nginx
-from tests.helpers import query, serve, wait_until
+from tests.helpers import port_of, query, serve, wait_until
 from tools import ROOT, children, proxy
 
 # With "." and "+", the characters a regular expression would read otherwise.
@@ -148,7 +148,7 @@ def guarded(app_server, tmp_path):
     """The door with a write token, in front of Flask."""
     token_file = tmp_path / "write_token"
     token_file.write_text(TOKEN + "\n")
-    handle, log = started(int(app_server.url.rsplit(":", 1)[1]), tmp_path, token_file)
+    handle, log = started(port_of(app_server), tmp_path, token_file)
     yield handle
     proxy.stop(handle)
     log.close()
@@ -477,7 +477,7 @@ def test_too_many_requests_at_once_is_a_json_429(tmp_path):
         handle, log = started(silent.getsockname()[1], tmp_path, tls=False)
         clients = []
         try:
-            port = int(handle.url.rsplit(":", 1)[1])
+            port = port_of(handle)
             for _ in range(300):
                 client = socket.create_connection(("127.0.0.1", port), timeout=5)
                 client.sendall(b"GET /films/995/ HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -550,7 +550,7 @@ def compose_proxy(tmp_path, app_port, token=None):
 def compose_door(app_server, tmp_path):
     """compose.yaml's proxy in front of Flask, with a write token."""
     nginx()
-    argv, ports = compose_proxy(tmp_path, int(app_server.url.rsplit(":", 1)[1]), TOKEN)
+    argv, ports = compose_proxy(tmp_path, port_of(app_server), TOKEN)
     # Appended to: nginx's access log reopens its stdout, its error log writes to
     # the inherited stderr, and neither may write over the other.
     log = open(tmp_path / "proxy.log", "a")  # noqa: SIM115 (closed below)
@@ -628,7 +628,7 @@ def token_file(tmp_path):
 def plain_guarded(app_server, tmp_path, token_file):
     """The door with a write token in front of Flask, without TLS (the open
     loop speaks plain HTTP)."""
-    handle, log = started(int(app_server.url.rsplit(":", 1)[1]), tmp_path, token_file, tls=False)
+    handle, log = started(port_of(app_server), tmp_path, token_file, tls=False)
     yield handle.url
     proxy.stop(handle)
     log.close()

@@ -29,7 +29,14 @@ import pytest
 import yaml
 
 from db.embedded import free_port
-from tests.helpers import add_rows_of_yours, assert_unchanged, query, snapshot, socket_url
+from tests.helpers import (
+    add_rows_of_yours,
+    assert_unchanged,
+    query,
+    run_benchmark,
+    snapshot,
+    socket_url,
+)
 from tools import ROOT
 from tools.serve import running
 
@@ -58,19 +65,6 @@ def unchanged(yours):
     assert_unchanged(before, snapshot(yours))
 
 
-def benchmark(*args, env=None, **popen):
-    """./benchmark.sh args; its CompletedProcess (stdout and stderr together)."""
-    return subprocess.run(
-        ["./benchmark.sh", *args],
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        **popen,
-    )
-
-
 def reviews_written(output):
     """The run's own reviews, as its last line about them says."""
     [line] = [line for line in output.splitlines() if line.startswith("removed the run's film")]
@@ -80,7 +74,7 @@ def reviews_written(output):
 def test_a_run_that_starts_the_app_on_your_database(unchanged, yours, tmp_path):
     """Every route and pgbench's ceiling (which writes too), against your
     database given with --database-url."""
-    run = benchmark("flask", "--database-url", yours, *SHORT, "--results", str(tmp_path))
+    run = run_benchmark("flask", "--database-url", yours, *SHORT, "--results", str(tmp_path))
     assert run.returncode == 0, run.stdout + run.stderr
     assert "removed the run's film" in run.stdout
 
@@ -89,7 +83,7 @@ def test_a_run_against_a_server_of_yours(unchanged, yours, tmp_path):
     """docker/bench.sh's form: --target and --database-url."""
     port = free_port()
     with running("quart", port, yours, tmp_path / "quart.log", web_workers=1) as server:
-        run = benchmark(
+        run = run_benchmark(
             "quart",
             *("--target", server.url, "--database-url", yours, "--routes", "review"),
             *(*SHORT, "--no-pgbench", "--results", str(tmp_path)),
@@ -103,8 +97,8 @@ def test_a_target_without_the_database_writes_nothing(unchanged, yours, tmp_path
     it measures the reads only, and refuses review in one sentence."""
     port = free_port()
     with running("flask", port, yours, tmp_path / "flask.log", web_workers=1) as server:
-        refused = benchmark("flask", "--target", server.url, "--routes", "review", *SHORT)
-        reads = benchmark("flask", "--target", server.url, *SHORT, "--results", str(tmp_path))
+        refused = run_benchmark("flask", "--target", server.url, "--routes", "review", *SHORT)
+        reads = run_benchmark("flask", "--target", server.url, *SHORT, "--results", str(tmp_path))
     assert refused.returncode != 0 and "give --database-url" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
     assert reads.returncode == 0, reads.stdout + reads.stderr
@@ -136,7 +130,7 @@ def test_a_killed_run_leaves_only_its_own_rows_which_the_next_run_removes(
         left = query(unchanged, "SELECT count(*) FROM review WHERE film_id > 5000")[0][0]
         assert left > 0
         args = [arg if arg != "20s" else "1s" for arg in args]
-        after = benchmark("sanic", *args, "--results", str(tmp_path))
+        after = run_benchmark("sanic", *args, "--results", str(tmp_path))
     assert after.returncode == 0, after.stdout + after.stderr
     assert f"removed 1 film(s) and {left} review(s) that an interrupted" in after.stdout
 

@@ -7,8 +7,7 @@ import os
 import pytest
 
 from bench.records import load
-from tests.harness.test_benchmark_smoke import benchmark
-from tests.helpers import needs_pgbouncer
+from tests.helpers import benchmark, needs_pgbouncer
 from tools.serve import APPS
 
 pytestmark = pytest.mark.slow  # runs ./benchmark.sh, which starts every app

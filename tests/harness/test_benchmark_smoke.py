@@ -1,33 +1,16 @@
 """End to end: ./benchmark.sh measures each app briefly and writes its results."""
 
 import json
-import subprocess
 
 import pytest
 
 from bench.sut import database
 from db import embedded
-from tools import ROOT
+from tests.helpers import benchmark
 from tools.serve import APPS, running
 
 ROUTES = {"film", "films", "review"}
 pytestmark = pytest.mark.slow  # runs ./benchmark.sh, which starts the app
-
-
-def benchmark(results_dir, *args, timeout=180):
-    """./benchmark.sh args, saving into results_dir: (the path of the results
-    JSON it saved in the run's folder, its content)."""
-    completed = subprocess.run(
-        ["./benchmark.sh", *args, "--results", str(results_dir)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    [path] = results_dir.glob("*/*.json")  # results_dir/<time>-<apps>/<time>-<apps>.json
-    assert path.stem == path.parent.name
-    return path, json.loads(path.read_text())
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,7 @@ from bench.sut.lineup import Deployment, Slot, connections_needed, lineup
 from bench.sut.servers import PRODUCTION, SERVERS
 from db import embedded
 from db.load import load
-from tests.harness.test_benchmark_smoke import benchmark
-from tests.helpers import bench_options
+from tests.helpers import bench_options, benchmark
 from tools.serve import APPS, running
 
 

@@ -18,7 +18,7 @@ asserted, only that the instrument finds what the delay imposes."""
 
 import pytest
 
-from tests.harness.test_benchmark_smoke import benchmark
+from tests.helpers import benchmark
 
 pytestmark = pytest.mark.slow
 

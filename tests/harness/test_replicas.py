@@ -10,8 +10,7 @@ import pytest
 
 from bench.sut import targets
 from bench.sut.lineup import Deployment, slot
-from tests.harness.test_benchmark_smoke import benchmark
-from tests.helpers import bench_options
+from tests.helpers import bench_options, benchmark
 from tools import proxy
 
 pytestmark = pytest.mark.slow  # starts the apps under their production servers

@@ -9,7 +9,7 @@ from bench.routes import ROUTES
 from bench.sut import deployments
 from bench.sut.lineup import fits
 from bench.sut.targets import Target
-from tests.harness.test_benchmark_smoke import benchmark
+from tests.helpers import benchmark
 
 
 def test_each_app_gets_the_configurations_of_its_kind():

@@ -23,7 +23,7 @@ from common import contract
 from db import roles
 from tests.contract.test_idempotency import raw_post
 from tests.faults import Load, assert_ledger_holds, get, post
-from tests.helpers import query, serve
+from tests.helpers import port_of, query, serve
 from tools.serve import APPS
 
 pytestmark = pytest.mark.slow  # apps on a Postgres of their own
@@ -69,10 +69,6 @@ def app(request, operated, tmp_path_factory):
     yield from serve(
         request.param, operated.url, log_dir, web_workers=2, database_timeout=DATABASE_TIMEOUT
     )
-
-
-def port_of(server):
-    return int(server.url.rsplit(":", 1)[1])
 
 
 def keyed_post(port, key):

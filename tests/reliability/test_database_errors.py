@@ -12,7 +12,7 @@ import pytest
 
 from common import contract
 from tests.faults import get, post, wait_for
-from tests.helpers import query, serve
+from tests.helpers import port_of, query, serve
 from tools.serve import APPS
 
 pytestmark = pytest.mark.slow  # apps on a Postgres of their own
@@ -24,10 +24,6 @@ REVIEW = b'{"film_id": 995, "rating": 4}'
 @pytest.fixture(params=APPS)
 def app(request, postgres, private_db, tmp_path):
     yield from serve(request.param, postgres.url, tmp_path, web_workers=1)
-
-
-def port_of(server):
-    return int(server.url.rsplit(":", 1)[1])
 
 
 def answer(response):

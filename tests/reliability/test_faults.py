@@ -29,7 +29,7 @@ from tests.faults import (
     stored_reviews,
     wait_for,
 )
-from tests.helpers import query, serve
+from tests.helpers import port_of, query, serve
 from tools import proxy
 from tools.serve import APPS, start_app, stop, wait_healthy
 
@@ -55,10 +55,6 @@ def query_none(connection, sql):
 @pytest.fixture(params=APPS)
 def app_on_private_db(request, postgres, private_db, tmp_path):
     yield from serve(request.param, postgres.url, tmp_path, web_workers=2, **TIMEOUTS)
-
-
-def port_of(server):
-    return int(server.url.rsplit(":", 1)[1])
 
 
 def reconnect(postgres):
