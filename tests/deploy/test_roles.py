@@ -12,7 +12,7 @@ from bench.sut import run_film
 from common.session import PIN_SESSION
 from db import roles
 from db.load import SchemaMissing, load
-from tests.helpers import query
+from tests.helpers import query, snapshot
 
 
 def connect(url):
@@ -230,9 +230,24 @@ def test_the_owner_owns_every_table_and_sequence(db):
     assert owners == [(roles.OWNER,)]
 
 
+SCHEMA = """SELECT c.relname, c.relkind, pg_get_userbyid(c.relowner), c.relacl::text,
+                   (SELECT count(*) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0)
+              FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = 'public' ORDER BY c.relname"""
+
+
 def test_a_role_that_may_not_load_finds_the_schema_there_and_changes_nothing(app, database_url):
-    load(roles.app_url(database_url))  # nothing to load, nothing refused
-    load(roles.bench_url(database_url))
+    """db.load as films_app, then films_bench: nothing to load, nothing
+    refused, and every row, sequence, relation, owner and grant as before."""
+    connection = psycopg2.connect(database_url)
+    try:
+        before = snapshot(database_url), query(connection, SCHEMA)
+        load(roles.app_url(database_url))
+        load(roles.bench_url(database_url))
+        after = snapshot(database_url), query(connection, SCHEMA)
+    finally:
+        connection.close()
+    assert after == before
 
 
 def test_a_role_that_may_not_load_says_so_on_an_empty_database(database_url):

@@ -306,33 +306,46 @@ def test_options():
     assert args.pin == {"app": "0", "db": "1", "load": "1"}
     assert dict(args.env) == {"POOL_TIMEOUT": "2", "GUNICORN_CMD_ARGS": "--backlog 4096"}
     assert (args.worker_threads, args.db_connections) == (20, 50)
-    wrong_ones = (
-        ["--routes", "films,nope"],
-        ["--env", "WORKERS"],
-        ["--env", "a b=1"],
-        ["--db-delay", "5ms,5ms"],
-        ["--db-delay", "-1ms"],
-        ["--db-delay", "far"],
-        # What the harness sets and records itself: through --env, the report
-        # would state a configuration that did not run.
-        ["--env", "GUNICORN_CMD_ARGS=--threads=20"],
-        ["--env", "GUNICORN_CMD_ARGS=--backlog 64 -w 9"],
-        ["--env", "GUNICORN_CMD_ARGS=--worker-class gevent"],
-        ["--env", "WEB_WORKERS=9"],
-        ["--env", "POOL_MAX_SIZE=90"],
-        ["--worker-threads", "0"],
-        ["--db-connections", "-1"],
-        # A run of 0 s, a timeout of 0 s, no threads or no repeat measure nothing.
-        ["--duration", "0"],
-        ["--timeout", "0s"],
-        ["--threads", "0"],
-        ["--repeat", "0"],
-        ["--port", "65536"],
-        ["--port", "-1"],
-    )
-    for wrong in wrong_ones:
-        with pytest.raises(SystemExit):
-            arguments.parser().parse_args(["flask", *wrong])
+
+
+# Each wrong option, and what its one line on stderr must say: refused for
+# its own reason, not another's (say, argparse's "expected one argument" for
+# a value that starts with "-").
+WRONG_OPTIONS = [
+    (["--routes", "films,nope"], "argument --routes: 'films,nope': choose from"),
+    (["--env", "WORKERS"], "--env wants NAME=VALUE, not 'WORKERS'"),
+    (["--env", "a b=1"], "--env wants NAME=VALUE, not 'a b=1'"),
+    (["--db-delay", "5ms,5ms"], "argument --db-delay: a value is named twice"),
+    (["--db-delay=-1ms"], "argument --db-delay: not a delay: '-1ms'"),
+    (["--db-delay", "far"], "argument --db-delay: not a delay: 'far'"),
+    # What the harness sets and records itself: through --env, the report
+    # would state a configuration that did not run.
+    (["--env", "GUNICORN_CMD_ARGS=--threads=20"], "--env GUNICORN_CMD_ARGS: set processes"),
+    (["--env", "GUNICORN_CMD_ARGS=--backlog 64 -w 9"], "--env GUNICORN_CMD_ARGS: set processes"),
+    (["--env", "GUNICORN_CMD_ARGS=--worker-class gevent"], "--env GUNICORN_CMD_ARGS: set"),
+    (["--env", "WEB_WORKERS=9"], "--env WEB_WORKERS: use --workers"),
+    (["--env", "POOL_MAX_SIZE=90"], "--env POOL_MAX_SIZE: use --db-connections"),
+    (["--worker-threads", "0"], "argument --worker-threads: not a positive number: '0'"),
+    (["--db-connections", "-1"], "argument --db-connections: not a positive number: '-1'"),
+    # A run of 0 s, a timeout of 0 s, no threads or no repeat measure nothing.
+    (["--duration", "0"], "argument --duration: must be at least 1s: '0'"),
+    (["--timeout", "0s"], "argument --timeout: must be at least 1s: '0s'"),
+    (["--threads", "0"], "argument -t/--threads: not a positive number: '0'"),
+    (["--repeat", "0"], "argument --repeat: not a positive number: '0'"),
+    (["--port", "65536"], "argument --port: not a port (0-65535): '65536'"),
+    (["--port", "-1"], "argument --port: not a port (0-65535): '-1'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("wrong", "says"), WRONG_OPTIONS, ids=[" ".join(wrong) for wrong, _ in WRONG_OPTIONS]
+)
+def test_a_wrong_option_is_refused_in_one_line_for_its_own_reason(capsys, wrong, says):
+    with pytest.raises(SystemExit) as exited:
+        arguments.parser().parse_args(["flask", *wrong])
+    assert exited.value.code != 0
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert says in line, line
 
 
 def test_the_report_states_the_wrk_threads_that_ran():
