@@ -15,7 +15,8 @@ bash scripts/system.sh --all
 # skipping (tests/system_tools.py).
 export SYSTEM_TOOLS=installed
 bash scripts/venv.sh requirements.txt requirements-servers.txt requirements-charts.txt \
-    requirements-openloop.txt requirements-dev.txt requirements-examples.txt
+    requirements-openloop.txt requirements-profile.txt requirements-dev.txt \
+    requirements-examples.txt
 # Checkov, in a venv of its own: its pins cannot share .venv's
 # (requirements-scanners.txt says why; tests/deploy/test_scanners.py runs it).
 VENV_DIR=.venv-scanners bash scripts/venv.sh requirements-scanners.txt

@@ -172,6 +172,14 @@ def parser():
         "the time after the spike until every second keeps the objective (bench/modes/spike.py)",
     )
     p.add_argument(
+        "--profile",
+        action="store_true",
+        help="with --rate: then offer each app the same rates again with py-spy sampling "
+        "every process of its server: where its CPU goes, by layer (server, framework, "
+        "driver, event loop, JSON, its own code, the kernel), a flame graph per app "
+        "(bench/modes/profile.py)",
+    )
+    p.add_argument(
         "--server",
         type=choice_list([PRODUCTION, *SERVERS], "all"),
         help="run each app under these servers instead of a deployment: a comma list of "

@@ -62,6 +62,7 @@ class Options:
     slo_step: int = DEFAULT_SLO_STEP  # --slo-step: seconds of each step of the capacity search
     overload: tuple = ()  # --overload: multiples of each app's capacity offered after --slo's
     spike: tuple = ()  # --spike: its phases (bench/values.py Phase), after --slo's capacities
+    profile: bool = False  # --profile: --rate's runs again, each app's processes sampled
     fan_outs: tuple = ()  # --fan-out: sources per ratings request, each a start of the apps
     upstream_delays: tuple = ()  # --upstream-delay: infra.delays.Jittered, an upstream each
 

@@ -67,6 +67,23 @@ class Rate:
 
 
 @dataclass
+class Profile:
+    """One app offered one rate by the open loop, its processes sampled
+    meanwhile (--profile): where its CPU went, by layer (bench/layers.py)."""
+
+    app: str
+    deployment: str
+    route: str
+    rate: float
+    report: dict  # the generator's report, "sampled" (bench/sut/sampler.py) moved out
+    sampled: dict  # rate_hz, samples, errors, behind, user_s, system_s, processes, stacks
+    layers_us: dict | None  # CPU µs per request by layer, the kernel's included
+    db_delay_ms: float = 0.0
+    cpu_us_per_request: dict | None = None  # by part, as a Rate's: with the profiler running
+    workers: list = field(default_factory=list)  # the pids of the server's processes sampled
+
+
+@dataclass
 class Capacity:
     """One app's capacity at a latency objective (--slo) on one route, at one
     connection count and database delay: the most requests/s the open loop
@@ -285,6 +302,7 @@ class Results:
     capacity: list[Capacity] = field(default_factory=list)  # --slo
     overload: list[Overload] = field(default_factory=list)  # --overload: past each capacity
     spike: list[Spike] = field(default_factory=list)  # --spike: a step load, and the recovery
+    profiles: list[Profile] = field(default_factory=list)  # --profile: the rates, sampled
     objective: dict | None = None  # --slo's, or --tune's default: {"percentile", "ms"}
     # Each app's capacity to the baseline's, with its 95 % interval over rounds
     # (bench/intervals.py): {"app", "deployment", "baseline", "route",

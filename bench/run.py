@@ -275,6 +275,8 @@ def run(options, slots):
         extras.ensure(packages_needed(slots), "the servers of this run")
     if options.rates or options.slo or options.tune:  # --tune searches capacity too
         extras.ensure(["hdrhistogram"], "the open-loop generator")
+    if options.profile:
+        extras.ensure(["py-spy"], "--profile's sampler")
     progress = Progress(plan(options, len(slots) or 1))
     started, found, stopped = [], {}, None
     with contextlib.ExitStack() as cleanup:

@@ -24,6 +24,7 @@ class Stat:
     # cutime + cstime: its children's that have exited and been waited for (and theirs)
     reaped_cpu_seconds: float = 0.0
     name: str = ""  # its command name (comm: the executable's, at most 15 characters)
+    system_seconds: float = 0.0  # stime: the part of cpu_seconds spent in the kernel
 
 
 def stat(pid):
@@ -35,7 +36,8 @@ def stat(pid):
         cpu = (int(fields[11]) + int(fields[12])) / TICKS
         reaped = (int(fields[13]) + int(fields[14])) / TICKS
         name = head.partition("(")[2]
-        return Stat(int(pid), int(fields[1]), cpu, int(fields[2]), reaped, name)
+        system = int(fields[12]) / TICKS
+        return Stat(int(pid), int(fields[1]), cpu, int(fields[2]), reaped, name, system)
     return None
 
 

@@ -2,6 +2,7 @@
 (bench/load/openloop): the warm-up, the run, what the app held of the database
 meanwhile, and the books of a POST."""
 
+import contextlib
 from typing import NamedTuple
 
 from bench.sut import cost, database, memory
@@ -18,7 +19,7 @@ class Generator(NamedTuple):
     unanswered: object
 
 
-def measure_once(target, route, db, runs, log, generator):
+def measure_once(target, route, db, runs, log, generator, sampler=None):
     """The run's report, with:
     - connections_held: the most connections the app held (pg_stat_activity);
     - pss_mib: the app's memory at the end of the run (bench/sut/memory.py;
@@ -30,6 +31,8 @@ def measure_once(target, route, db, runs, log, generator):
     - upstream: with rating sources (target.fan_out), what their service
       spent meanwhile (its GET /stats read around the run): CPU microseconds
       per answered request, its share of one core, the seconds it saturated;
+    - sampled: with a sampler (bench/sut/sampler.py Sampled, --profile), its
+      result: the app's stacks over the run; its own CPU is the part "profiler";
     - ledger: a POST run's books (reviews the run's film gained against 2xx
       answers), those reviews then removed. Every POST run starts from no
       review of the run's film: the last run's (and the warm-up's) removed."""
@@ -41,12 +44,18 @@ def measure_once(target, route, db, runs, log, generator):
     upstream = target.fan_out.upstream if getattr(target, "fan_out", None) else None
     stats_before = upstream.stats() if upstream else None
     args = generator.command(runs.duration)
-    parts = {**target.parts, "postgres": [db.postmaster]}
-    with database.ConnectionsHeld(db.url, target.application_name) as held:
-        with cost.Window(parts) as window:
-            result = generator.run(args, log)
+    with contextlib.ExitStack() as sampling:
+        # The sampler runs around the window, so that its processes are there
+        # at both ends of it: their CPU is theirs, not the harness's.
+        sampled = sampler and sampling.enter_context(sampler)
+        parts = {**target.parts, "postgres": [db.postmaster], **(sampled.parts if sampled else {})}
+        with database.ConnectionsHeld(db.url, target.application_name) as held:
+            with cost.Window(parts) as window:
+                result = generator.run(args, log)
     answered = result["ok"] + result["non_2xx"]
     result["cpu"] = window.accounting(answered)
+    if sampled:
+        result["sampled"] = sampled.result()
     if upstream:
         result["upstream"] = upstream_spent(stats_before, upstream.stats(), result)
     result["pss_mib"] = memory.pss_mib(*target.pids)  # before the books: the run's end

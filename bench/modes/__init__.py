@@ -3,7 +3,8 @@ closed-loop peak, the open-loop rate, the database-delay sweep, the ratings
 route's fan-out sweep, the server matrix, the proxy comparison, the replica
 comparison, --tune, the capacity at a latency objective (--slo), goodput
 past it (--overload), a spike and the recovery (--spike), and the CPU per
-request by part (of every run the others measure).
+request by part (of every run the others measure), and by layer inside each
+app (--profile).
 
 What a mode may define (each is looked up, none is required):
 - steps(options, apps) -> {kind: (count, seconds each)}: its share of the
@@ -32,6 +33,7 @@ from bench.modes import (
     open_loop,
     overload,
     peak,
+    profile,
     proxy_cost,
     replica_sweep,
     server_matrix,
@@ -53,6 +55,7 @@ MODES = [
     db_delay,
     server_matrix,
     open_loop,
+    profile,
     peak,
     cpu,
 ]
@@ -60,7 +63,7 @@ MODES = [
 # start, the closed loop (or --tune's) before the capacity search, which starts
 # from its peaks, the overload and the spike after it (multiples of its
 # capacities), and the open loop, whose auto rates are fractions of the peaks.
-MEASURING = [ceiling, peak, tune, capacity, overload, spike, open_loop]
+MEASURING = [ceiling, peak, tune, capacity, overload, spike, open_loop, profile]
 
 
 def report(results):

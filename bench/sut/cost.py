@@ -28,9 +28,12 @@ from dataclasses import dataclass
 from infra import procfs
 
 # Every part a run can have, in the order reports show them.
-PARTS = ("app", "postgres", "pgbouncer", "nginx", "delay_proxy", "upstream", "generator")
+PARTS = (
+    "app", "postgres", "pgbouncer", "nginx", "delay_proxy", "upstream", "generator", "profiler"
+)  # fmt: skip
 GENERATOR = "generator"
-SERVING = tuple(part for part in PARTS if part != GENERATOR)  # what answers a request
+PROFILER = "profiler"  # py-spy, with --profile (bench/sut/sampler.py): no part of the answer
+SERVING = tuple(part for part in PARTS if part not in (GENERATOR, PROFILER))  # what answers
 HARNESS = "harness"  # this process: it starts the generator and watches the app
 OTHERS = "others"  # every process of the machine that is none of the above
 TOLERANCE = 0.10  # how far the parts' sum may be from the machine's busy CPU

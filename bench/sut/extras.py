@@ -2,7 +2,7 @@
 requirements.txt (requirements.in says which holds what), each installed into
 this interpreter's venv by scripts/venv.sh the first time a run needs one of
 the distributions it pins: the matrix servers when --server names them, the
-open-loop generator's histograms with --rate, the chart stack before the
+open-loop generator's histograms with --rate, py-spy with --profile, the chart stack before the
 charts if benchmark.sh did not install it (a venv made by --serve). So a first
 ./benchmark.sh APP installs the apps and its own tools, not every server of
 the matrix."""
@@ -18,7 +18,12 @@ import sys
 from bench.errors import BenchmarkError
 from infra import ROOT
 
-FILES = ("requirements-servers.txt", "requirements-charts.txt", "requirements-openloop.txt")
+FILES = (
+    "requirements-servers.txt",
+    "requirements-charts.txt",
+    "requirements-openloop.txt",
+    "requirements-profile.txt",
+)
 
 
 def canonical(name):

@@ -215,6 +215,7 @@ def test_every_bad_value_of_every_option_is_one_line_and_exit_2(option, capsys):
         ["flask", "quart", "--slo", "p95:50ms", "--slo-step", "2s"],
         ["flask", "quart", "--slo", "100ms", "--overload", "0.5,1,1.5,2,4"],
         ["flask", "quart", "--slo", "100ms", "--spike"],
+        ["flask", "sanic", "--rate", "300", "--profile"],
         ["flask", "--spike", "0.5x:4s,3x:2s,0.5x:6s", "--slo", "100ms"],
         ["flask", "--slo", "1s", "--tune"],
         ["flask", "--db-delay", "0,1us,9s"],
@@ -264,7 +265,9 @@ def test_unknown_apps_are_refused(apps, capsys):
 @given(
     argv=st.lists(
         st.one_of(
-            st.sampled_from([*BAD, "--tune", "--pgbouncer", "--no-pgbench", "--help-me"]),
+            st.sampled_from(
+                [*BAD, "--tune", "--pgbouncer", "--no-pgbench", "--profile", "--help-me"]
+            ),
             st.sampled_from([*APPS, "flask_threads", "all", "20", "1s", "auto", "0:0:0", "both"]),
             st.text(max_size=12),
         ),
@@ -283,6 +286,8 @@ def test_any_command_line_runs_or_is_refused_in_one_line(argv, capsys):
         (["flask", "--slo-step", "2s"], "give --slo too"),
         (["flask", "--overload", "2"], "--overload offers multiples of each app's capacity"),
         (["flask", "--spike"], "--spike offers multiples of each app's capacity"),
+        (["flask", "--profile"], "--profile samples the apps at --rate's loads"),
+        (["quart", "--target", "http://127.0.0.1:1", "--rate", "9", "--profile"], "a --target"),
         (["all", "flask"], "all names every app"),
         (["django"], "unknown app django"),
         (["flask", "quart", "--port", "18000"], "this run starts 2"),

@@ -24,6 +24,7 @@ FLOORS = [
         "bench.folder",
         "bench.intervals",
         "bench.write_token",
+        "bench.layers",
     ],
     ["bench.sut"],
     ["bench.load"],

@@ -1,0 +1,112 @@
+"""Where each app's CPU goes, by layer (--profile, with --rate): after the
+open loop's runs, every app is offered the same rates again, in rotation,
+while py-spy samples every process of its server (bench/sut/sampler.py).
+Each sample is given a layer by the code it is in (bench/layers.py: the
+server, the framework, the driver, the event loop, JSON, the app's own
+code); the run's user time is shared out by the samples and the kernel's is
+the processes' system time, so that the layers add up to the app's CPU per
+request as the part "app" counts it. The same rates unsampled (the open
+loop's Rates) are the control: what the profiler cost the app, beside what
+it cost itself (the part "profiler")."""
+
+import dataclasses
+import os
+from pathlib import Path
+
+from bench import layers
+from bench.load.measure import measure_once
+from bench.modes import open_loop, peak
+from bench.records import Profile
+from bench.report.profile import section as section  # the mode's section: a view of its records
+from bench.rotation import measure_in_rotation
+from bench.sut import cost, readback
+from bench.sut.sampler import Sampled
+
+CHARTS = [("draw_layers", "-layers.png"), ("draw_flames", "-flame.svg")]
+PTRACE_SCOPE = Path("/proc/sys/kernel/yama/ptrace_scope")
+
+
+def refused(options):
+    """Why its option cannot run with the others, or None."""
+    if not options.profile:
+        return None
+    if not options.rates:
+        return "--profile samples the apps at --rate's loads: give --rate too (e.g. --rate 300)"
+    if options.target:
+        return "--profile samples the processes a run starts: not a --target"
+    if os.geteuid() != 0 and PTRACE_SCOPE.exists() and PTRACE_SCOPE.read_text().strip() != "0":
+        return "--profile reads the apps' memory (py-spy, ptrace): run as root"
+    return None
+
+
+def steps(options, apps):
+    """Its steps per database delay, for Progress: every rate on every route, again."""
+    if not options.profile:
+        return {}
+    runs = apps * len(options.routes) * open_loop.rates_per_route(options)
+    return {"profile": (runs, peak.run_seconds(options.runs))}
+
+
+def run(stage, found):
+    """The Profiles of every app, after the open loop's Rates (their control)."""
+    if not stage.options.profile:
+        return {}
+    planned = open_loop.rounds(
+        stage.options, found.get("measurements", []), stage.measured, stage.routes
+    )
+    done = measure_in_rotation(stage, [relabelled(each) for each in planned], measure, describe)
+    kept = {(t.app, t.deployment) for t in stage.measured if t.measurable}
+    return {
+        "profiles": [
+            record(target, step, report)
+            for target, step, report, _, _ in done
+            if (target.app, target.deployment) in kept
+        ]
+    }
+
+
+def relabelled(steps):
+    """A round of the open loop's, its steps counted as the profile's."""
+
+    def step(target):
+        found = steps(target)
+        return found and dataclasses.replace(found, kind="profile")
+
+    return step
+
+
+def measure(target, step, context):
+    """One open-loop run with the app's processes sampled; the worker pids
+    (every copy's) kept with its report."""
+    offered = open_loop.generator(target, step.route, step.rate, context.runs)
+    sampled = Sampled(target.pids)
+    runs = context.runs
+    report = measure_once(target, step.route, context.db, runs, context.log, offered, sampled)
+    report["workers"] = [pid for root in target.pids for pid in readback.worker_pids(root)]
+    return report
+
+
+def describe(report):
+    sampled = report["sampled"]
+    return (
+        f"{open_loop.describe(report)}; {sampled['samples']:,} samples from "
+        f"{sum(1 for p in sampled['processes'].values() if p['samples'])} processes"
+    )
+
+
+def record(target, step, report):
+    sampled = report.pop("sampled")
+    workers = report.pop("workers")
+    answered = report["ok"] + report["non_2xx"]
+    return Profile(
+        app=target.app,
+        deployment=target.deployment,
+        db_delay_ms=target.db_delay * 1000,
+        route=step.route.key,
+        rate=step.rate,
+        report=report,
+        sampled=sampled,
+        layers_us=layers.per_request(sampled, answered),
+        cpu_us_per_request=cost.per_request(report.get("cpu")),
+        workers=workers,
+    )
