@@ -8,8 +8,9 @@ called it (gunicorn's, asyncio's, psycopg2's...). A sample no frame of which
 is claimed, or whose innermost claimed frame is of a package no rule names,
 is "other": a finding to explain when it is large, not a bucket.
 
-The kernel is not sampled: it is the processes' system time (stime, from
-/proc); the samples share out their user time (bench/sut/sampler.py).
+The kernel is not sampled: it is the processes' share of system time
+(stime, from /proc); the samples share out the rest (bench/sut/sampler.py),
+so that the layers add up to the app's CPU per request.
 
 Frames are kept shortened, so that a saved profile names no path of the
 machine it ran on: a package's file from its site-packages
@@ -30,7 +31,7 @@ LAYERS = {
     "event loop": "asyncio and uvloop",
     "JSON": "encoding and decoding JSON: the json module, orjson, ujson",
     "HTTP client": "the rating sources' client: aiohttp (async apps), httpx (sync apps)",
-    "app": "the project's own code: the app's package and common/",
+    "own code": "the project's own: the app's package and common/",
     "other": "a package no rule names, or a stack no rule claims",
     "kernel": "system calls: the processes' system time, not sampled",
 }
@@ -77,7 +78,7 @@ RULES = [
     ("h11/", "HTTP client"),
     ("anyio/", "HTTP client"),
     ("sniffio/", "HTTP client"),
-    ("<project>/", "app"),
+    ("<project>/", "own code"),
     ("<stdlib>/", None),
     ("typing_extensions", None),
 ]
@@ -148,14 +149,17 @@ def attributed(stacks):
     return found
 
 
-def per_request(sampled, requests):
-    """{layer: CPU µs per request}: the user time shared out by the samples,
-    and the kernel's system time; None without samples or requests."""
+def per_request(sampled, app_us):
+    """{layer: CPU µs per request} of an app that spent app_us per request
+    (the part "app", bench/sut/cost.py): its user share (the sampled
+    processes' user time over their CPU) shared out by the samples, and its
+    system share, the kernel's; None without samples or CPU."""
     counts = attributed(sampled["stacks"])
     total = sum(counts.values())
-    if not total or not requests:
+    spent = sampled["user_s"] + sampled["system_s"]
+    if not total or not spent or not app_us:
         return None
-    user_us = sampled["user_s"] / requests * 1e6
+    user_us = app_us * sampled["user_s"] / spent
     found = {layer: round(user_us * count / total, 1) for layer, count in counts.items()}
-    found[KERNEL] = round(sampled["system_s"] / requests * 1e6, 1)
+    found[KERNEL] = round(app_us * sampled["system_s"] / spent, 1)
     return found

@@ -64,6 +64,8 @@ class Rate:
     db_delay_ms: float = 0.0
     pss_mib: float | None = None  # the app's memory at the end of the run
     cpu_us_per_request: dict | None = None  # by part, as a Peak's
+    fan_out: int | None = None  # --fan-out: the ratings route's sources per request
+    upstream_delay: str | None = None  # --upstream-delay, as written: 50ms~10ms
 
 
 @dataclass
@@ -81,6 +83,8 @@ class Profile:
     db_delay_ms: float = 0.0
     cpu_us_per_request: dict | None = None  # by part, as a Rate's: with the profiler running
     workers: list = field(default_factory=list)  # the pids of the server's processes sampled
+    fan_out: int | None = None  # --fan-out: the ratings route's sources per request
+    upstream_delay: str | None = None  # --upstream-delay, as written: 50ms~10ms
 
 
 @dataclass

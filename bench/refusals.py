@@ -194,14 +194,15 @@ def delays(options):
 def fan_out(options):
     """The ratings route's sources: started by the run for the apps it starts
     (a --target has its own), for the closed loop, answering within the
-    apps' deadline."""
+    apps' deadline; the open loop at rates given, not auto's (fractions of
+    peaks of every fan-out at once)."""
     asked = options.fan_outs or options.upstream_delays
     if asked and options.target:
         return "--fan-out and --upstream-delay start the apps' sources: not with --target"
     if asked and not any(ROUTES[key].fans_out for key in options.routes):
         return "--fan-out and --upstream-delay are the ratings route's: add ratings to --routes"
-    if asked and options.rates:
-        return "--rate: not with --fan-out (the ratings route is measured closed loop)"
+    if asked and options.rates == "auto":
+        return "--rate auto: not with --fan-out (give the rates: R,...)"
     try:
         limit = sources.timeout(options.sut.env)
     except ValueError:

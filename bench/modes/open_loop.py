@@ -15,6 +15,8 @@ from bench.modes import peak, server_matrix
 from bench.records import Rate
 from bench.report.tables import (
     CPU_HEADER,
+    condition,
+    condition_words,
     cpu_cells,
     delay_words,
     memory_cell,
@@ -138,6 +140,7 @@ def collect(done, measured):
             report=report,
             pss_mib=report.get("pss_mib"),
             cpu_us_per_request=cost.per_request(report.get("cpu")),
+            **target.condition,
         )
         for target, step, report, _, _ in done
         if (target.app, target.deployment) in kept
@@ -195,15 +198,29 @@ def connections_cell(report):
     return f"{opened:,} / {answered:,} ({model})"
 
 
+def rates_of(rates, deployment, delay, sources):
+    """The Rates at a deployment, database delay and condition (the rating sources)."""
+    return [
+        r
+        for r in rates
+        if (r.deployment, r.db_delay_ms, condition(r)) == (deployment, delay, sources)
+    ]
+
+
 def section(results):
-    """Latency at a fixed load: one table per deployment and database delay."""
+    """Latency at a fixed load: one table per deployment, database delay and
+    condition (the ratings route's sources)."""
     rates = results.openloop
     generator = results.generator or {}
     order = {app.app: index for index, app in enumerate(results.apps)}
     lines = []
-    for deployment, delay in dict.fromkeys((r.deployment, r.db_delay_ms) for r in rates):
+    for deployment, delay, sources in dict.fromkeys(
+        (r.deployment, r.db_delay_ms, condition(r)) for r in rates
+    ):
+        heading = f"{deployment} deployment{delay_words(delay, ', ')}"
+        heading += condition_words(rates_of(rates, deployment, delay, sources)[0], ", ")
         lines += [
-            f"## Latency at a fixed load, {deployment} deployment{delay_words(delay, ', ')}",
+            f"## Latency at a fixed load, {heading}",
             "",
             f"Open loop ({generator.get('version', 'bench.openloop')}): requests leave on a "
             "schedule, latency from each one's due time; success = 2xx / sent. Up to "
@@ -212,7 +229,7 @@ def section(results):
             "",
         ]
         here = sorted(
-            (r for r in rates if (r.deployment, r.db_delay_ms) == (deployment, delay)),
+            rates_of(rates, deployment, delay, sources),
             key=lambda r: (list(ROUTES).index(r.route), r.rate, order[r.app]),
         )
         lines += [table(HEADER, [row_cells(rate, results.apps) for rate in here]), ""]

@@ -3,11 +3,10 @@ open loop's runs, every app is offered the same rates again, in rotation,
 while py-spy samples every process of its server (bench/sut/sampler.py).
 Each sample is given a layer by the code it is in (bench/layers.py: the
 server, the framework, the driver, the event loop, JSON, the app's own
-code); the run's user time is shared out by the samples and the kernel's is
-the processes' system time, so that the layers add up to the app's CPU per
-request as the part "app" counts it. The same rates unsampled (the open
-loop's Rates) are the control: what the profiler cost the app, beside what
-it cost itself (the part "profiler")."""
+code); the app's CPU per request (the part "app") is split into its user
+share, shared out by the samples, and its system share, the kernel's. The
+same rates unsampled (the open loop's Rates) are the control: what the
+profiler cost the app, beside what it cost itself (the part "profiler")."""
 
 import dataclasses
 import os
@@ -97,7 +96,7 @@ def describe(report):
 def record(target, step, report):
     sampled = report.pop("sampled")
     workers = report.pop("workers")
-    answered = report["ok"] + report["non_2xx"]
+    parts = cost.per_request(report.get("cpu"))
     return Profile(
         app=target.app,
         deployment=target.deployment,
@@ -106,7 +105,8 @@ def record(target, step, report):
         rate=step.rate,
         report=report,
         sampled=sampled,
-        layers_us=layers.per_request(sampled, answered),
-        cpu_us_per_request=cost.per_request(report.get("cpu")),
+        layers_us=layers.per_request(sampled, (parts or {}).get("app")),
+        cpu_us_per_request=parts,
         workers=workers,
+        **target.condition,
     )

@@ -18,7 +18,7 @@ COLOURS = {
     "event loop": "#669bbc",
     "JSON": "#a8c686",
     "HTTP client": "#8e7dbe",
-    "app": "#2a9d8f",
+    "own code": "#2a9d8f",
     "other": "#bbbbbb",
     None: "#dddddd",  # a frame claimed by no rule: its caller's layer
 }

@@ -4,7 +4,7 @@ layers' rules under it (bench/layers.py), and one sentence per app of where
 its CPU goes beside the first app's."""
 
 from bench import layers
-from bench.report.tables import delay_words, number, table
+from bench.report.tables import condition, condition_words, delay_words, number, table
 from bench.routes import ROUTES
 from bench.sut import cost
 
@@ -12,10 +12,21 @@ from bench.sut import cost
 STACK = ("server", "framework", "driver", "event loop")
 
 
+def place(profile):
+    """Where a profile was measured: a table of the section each."""
+    return (
+        profile.deployment,
+        profile.db_delay_ms,
+        profile.route,
+        profile.rate,
+        condition(profile),
+    )
+
+
 def control(results, profile):
     """The unsampled run at the same app, deployment, delay, route and rate
     (the open loop's Rate), or None."""
-    fields = ("app", "deployment", "db_delay_ms", "route", "rate")
+    fields = ("app", "deployment", "db_delay_ms", "route", "rate", "fan_out", "upstream_delay")
     key = [getattr(profile, name) for name in fields]
     for rate in results.openloop:
         if [getattr(rate, name) for name in fields] == key:
@@ -71,7 +82,8 @@ def why(profiles):
     def said(profile):
         per = profile.layers_us
         named = [f"{layer} {per[layer]:,.0f}" for layer in STACK if per.get(layer)]
-        return f"{profile.app}'s {', '.join(named)} of its {sum(per.values()):,.0f} µs"
+        whole = app_us(profile.cpu_us_per_request)
+        return f"{profile.app}'s {', '.join(named)} of its {whole:,.0f} µs"
 
     return [f"Per request: {said(first)}; " + "; ".join(said(p) for p in found[1:]) + "."]
 
@@ -110,18 +122,15 @@ def section(results):
         "py-spy's own CPU per request. The flame graphs: the run's -flame-*.svg files.",
         "",
     ]
-    header = ["app", "app µs", *[f"{layer} µs" for layer in layers.LAYERS]]
+    header = ["app", "CPU µs", *[f"{layer} µs" for layer in layers.LAYERS]]
     header += ["samples", "covered", "cost"]
-    groups = dict.fromkeys((p.deployment, p.db_delay_ms, p.route, p.rate) for p in profiles)
-    for deployment, delay, route, rate in groups:
-        here = [
-            p
-            for p in profiles
-            if (p.deployment, p.db_delay_ms, p.route, p.rate) == (deployment, delay, route, rate)
-        ]
+    for group in dict.fromkeys(place(p) for p in profiles):
+        here = [p for p in profiles if place(p) == group]
+        deployment, delay, route, rate, _ = group
         lines += [
             f"### {ROUTES[route].label} at {rate:,g} req/s, {deployment} deployment"
-            + delay_words(delay, ", "),
+            + delay_words(delay, ", ")
+            + condition_words(here[0], ", "),
             "",
             table(header, [row(results, p) for p in here]),
             "",

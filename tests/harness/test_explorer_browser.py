@@ -157,7 +157,10 @@ def test_your_conditions_answer_from_the_measured_cell(opened):
     }
     got = answer(driver, route="review", delay=20, clients=100, objective=100, budget=20)
     assert (got["run"], got["delay"], got["clients"], got["notes"]) == (
-        CAPACITY_GRID.stem, 20, 100, []
+        CAPACITY_GRID.stem,
+        20,
+        100,
+        [],
     )
     assert {name: round(rps) for name, rps, _ in got["options"]} == {
         name: round(summary["requests_per_s"]) for name, summary in peaks.items()

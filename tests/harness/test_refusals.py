@@ -305,7 +305,7 @@ def test_any_command_line_runs_or_is_refused_in_one_line(argv, capsys):
         (["flask", "-c", str(LIMIT - 3), "-t", "2"], "ulimit -n"),
         (["quart", "--target", "http://127.0.0.1:1", "--fan-out", "3"], "not with --target"),
         (["flask", "--routes", "film", "--fan-out", "3"], "add ratings to --routes"),
-        (["flask", "--fan-out", "3", "--rate", "10"], "--rate"),
+        (["flask", "--fan-out", "3", "--rate", "auto"], "--rate auto: not with --fan-out"),
         (["flask", "--upstream-delay", "1s"], "UPSTREAM_TIMEOUT"),
         (["flask", "--fan-out", "3", "--env", "UPSTREAM_TIMEOUT=x"], "UPSTREAM_TIMEOUT"),
         (["flask", "--env", "UPSTREAM_FANOUT=http://h"], "--fan-out"),

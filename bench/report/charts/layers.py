@@ -6,6 +6,7 @@ profile beside the run's files (bench/report/flame.py)."""
 from bench import layers
 from bench.report import flame
 from bench.report.charts.common import figure, saved, styled
+from bench.report.tables import condition, condition_words
 from bench.routes import ROUTES
 
 # The flame graph's colours, the kernel's added: one colour per layer everywhere.
@@ -13,7 +14,13 @@ COLOURS = {**flame.COLOURS, layers.KERNEL: "#555555"}
 
 
 def place(profile):
-    return (profile.deployment, profile.db_delay_ms, profile.route, profile.rate)
+    return (
+        profile.deployment,
+        profile.db_delay_ms,
+        profile.route,
+        profile.rate,
+        condition(profile),
+    )
 
 
 @styled
@@ -33,8 +40,9 @@ def draw_layers(results, path):
             names = [p.app for p in here]
             axes.barh(names, values, left=bottoms, color=COLOURS[layer], label=layer)
             bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
-        deployment, delay, route, rate = group
+        deployment, delay, route, rate, _ = group
         where = f"{ROUTES[route].label} at {rate:,g} req/s, {deployment}"
+        where += condition_words(here[0], ", ")
         axes.set_title(where + (f", db +{delay:g} ms" if delay else ""))
         axes.invert_yaxis()
         axes.grid(True, axis="x", alpha=0.3)
@@ -49,7 +57,8 @@ def flame_path(path, profile):
     route and rate: one file per profile."""
     delay = f"-{profile.db_delay_ms:g}ms" if profile.db_delay_ms else ""
     deployment = profile.deployment.replace(" ", "").replace("+", "-")
-    name = f"{profile.app}-{deployment}{delay}-{profile.route}-{profile.rate:g}"
+    sources = f"-x{profile.fan_out}" if profile.fan_out else ""
+    name = f"{profile.app}-{deployment}{delay}-{profile.route}{sources}-{profile.rate:g}"
     return path.with_name(path.name.removesuffix(".svg") + f"-{name}.svg")
 
 
