@@ -190,7 +190,7 @@ def save(saved, base):
     paths[0].write_text(to_json(saved))
     text = report(saved)
     paths[1].write_text(text)
-    paths.append(explorer.write(saved, base.parent / "index.html"))  # the run's results explorer
+    paths.append(explorer.write(saved, base.parent / "index.html", base.name))  # its explorer
     try:
         extras.ensure(["matplotlib"], "the charts")
     except BenchmarkError as error:

@@ -11,17 +11,30 @@ from bench import layers
 WIDTH = 1200
 ROW = 16
 MIN_WIDTH = 0.5  # px: narrower frames (and what is above them) are left out
+# One colour per layer, wherever layers are drawn: here, the layers' chart, the explorer.
 COLOURS = {
     "server": "#e4572e",
     "framework": "#f3a712",
     "driver": "#7986cb",
     "event loop": "#669bbc",
     "JSON": "#a8c686",
-    "HTTP client": "#8e7dbe",
+    "HTTP client": "#c44e9a",
     "own code": "#2a9d8f",
     "other": "#bbbbbb",
+    "kernel": "#555555",  # not sampled: no frame of a flame graph is the kernel's
     None: "#dddddd",  # a frame claimed by no rule: its caller's layer
 }
+
+
+def file_name(stem, profile):
+    """The flame graph's file beside a run's JSON (stem: its name), for a
+    profile (a Profile record's fields, as a dict): one per app, deployment,
+    database delay, route, sources and rate."""
+    delay = f"-{profile['db_delay_ms']:g}ms" if profile.get("db_delay_ms") else ""
+    deployment = profile["deployment"].replace(" ", "").replace("+", "-")
+    sources = f"-x{profile['fan_out']}" if profile.get("fan_out") else ""
+    where = f"{profile['route']}{sources}-{profile['rate']:g}"
+    return f"{stem}-flame-{profile['app']}-{deployment}{delay}-{where}.svg"
 
 
 def tree(stacks):
@@ -62,7 +75,7 @@ def svg(stacks, title):
     ]
     x = 4
     for layer, colour in COLOURS.items():
-        if layer is None:
+        if layer in (None, layers.KERNEL):
             continue
         out.append(f'<rect x="{x}" y="{ROW + 2}" width="10" height="10" fill="{colour}"/>')
         out.append(f'<text x="{x + 13}" y="{ROW + 11}">{escape(layer)}</text>')

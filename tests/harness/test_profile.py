@@ -15,7 +15,7 @@ from bench.report import flame
 from bench.sut.sampler import Sampled
 from infra import ROOT
 from tests.browser import chromium, console_errors, needs_chromium, opened, requested
-from tests.helpers import benchmark
+from tests.helpers import benchmark, wait_until
 
 SITE = "/opt/venv/lib/python3.11/site-packages/"
 STDLIB = "/usr/lib/python3.11/"
@@ -204,3 +204,17 @@ def test_profile_samples_every_worker_and_its_layers_add_up(tmp_path):
             assert driver.find_elements("css selector", "rect[fill]"), svg
             assert requested(driver, svg) == [svg.resolve().as_uri()]
             assert console_errors(driver) == []
+        # The run's explorer: a bar per app, and its flame graphs shown from beside it.
+        page = path.parent / "index.html"
+        opened(driver, page)
+        shown = "return document.querySelectorAll('#profile-table tbody tr').length"
+        assert driver.execute_script(shown) == 2
+        loaded = (
+            "return [...document.querySelectorAll('#profile-flames img')]"
+            ".map(i => i.complete && i.naturalWidth)"
+        )
+        assert wait_until(lambda: all(driver.execute_script(loaded) or [False]), 10)
+        assert len(driver.execute_script(loaded)) == 2
+        assert console_errors(driver) == []
+        outside = [url for url in requested(driver, page) if not url.startswith("file://")]
+        assert outside == []

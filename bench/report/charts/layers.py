@@ -3,14 +3,15 @@ and rate, each app's CPU µs per request as one bar stacked by layer
 (bench/layers.py), apps side by side; and the flame graphs, one SVG per
 profile beside the run's files (bench/report/flame.py)."""
 
+import dataclasses
+
 from bench import layers
 from bench.report import flame
 from bench.report.charts.common import figure, saved, styled
 from bench.report.tables import condition, condition_words
 from bench.routes import ROUTES
 
-# The flame graph's colours, the kernel's added: one colour per layer everywhere.
-COLOURS = {**flame.COLOURS, layers.KERNEL: "#555555"}
+CHART_SUFFIX = "-flame.svg"  # the flame graphs' entry in the mode's CHARTS
 
 
 def place(profile):
@@ -38,7 +39,7 @@ def draw_layers(results, path):
         for layer in layers.LAYERS:
             values = [p.layers_us.get(layer, 0.0) for p in here]
             names = [p.app for p in here]
-            axes.barh(names, values, left=bottoms, color=COLOURS[layer], label=layer)
+            axes.barh(names, values, left=bottoms, color=flame.COLOURS[layer], label=layer)
             bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
         deployment, delay, route, rate, _ = group
         where = f"{ROUTES[route].label} at {rate:,g} req/s, {deployment}"
@@ -52,21 +53,12 @@ def draw_layers(results, path):
     return saved(chart, results, path)
 
 
-def flame_path(path, profile):
-    """path (the run's -flame.svg) with the profile's app, deployment, delay,
-    route and rate: one file per profile."""
-    delay = f"-{profile.db_delay_ms:g}ms" if profile.db_delay_ms else ""
-    deployment = profile.deployment.replace(" ", "").replace("+", "-")
-    sources = f"-x{profile.fan_out}" if profile.fan_out else ""
-    name = f"{profile.app}-{deployment}{delay}-{profile.route}{sources}-{profile.rate:g}"
-    return path.with_name(path.name.removesuffix(".svg") + f"-{name}.svg")
-
-
 def draw_flames(results, path):
     """Write one flame graph per profile; the paths written (none without)."""
     written = []
     for profile in results.profiles:
-        target = flame_path(path, profile)
+        stem = path.name.removesuffix(CHART_SUFFIX)
+        target = path.with_name(flame.file_name(stem, dataclasses.asdict(profile)))
         title = f"{profile.app} ({profile.deployment}), {ROUTES[profile.route].label} at "
         title += f"{profile.rate:,g} req/s"
         target.write_text(flame.svg(profile.sampled["stacks"], title))

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 from bench import records
+from bench.layers import LAYERS
+from bench.report import flame
 from bench.report.explorer import catalogue, model
 from bench.routes import ROUTES
 
@@ -43,6 +45,7 @@ def page(runs, title):
         "title": title,
         "dims": {key: {"label": label, "unit": unit} for key, (label, unit) in model.DIMS.items()},
         "route_labels": {key: route.label for key, route in ROUTES.items()},
+        "layers": {layer: flame.COLOURS[layer] for layer in LAYERS},  # in their order
         "runs": runs,
     }
     slots = {

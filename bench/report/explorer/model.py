@@ -30,6 +30,10 @@ are read when present and simply absent otherwise:
   `recovery_s` ({"value", "ci95"}), `goodput_rps` per phase and
   `per_second` (each second's offered `rate` and, per run, `p99_ms`,
   `good`, `refused`): the spike and the recovery;
+- on the run, `profiles` (--profile): per app, deployment, route, database
+  delay, sources and rate, `layers_us` ({layer: µs}, bench/layers.py),
+  the app's `cpu_us_per_request`, the samples, and the flame graph's file
+  beside the JSON (bench/report/flame.py file_name): where its CPU went;
 - on the run, `ratios`: [{"app", "deployment", "baseline", "route",
   "db_delay_ms", "connections", "metric", "value", "ci95"}], and
   `noise_floor`: the A/A ratios, [{"value", "ci95", ...}], the first shown.
@@ -40,6 +44,7 @@ import math
 import re
 
 from bench.intervals import median
+from bench.report import flame
 from bench.routes import ROUTES
 from infra import ROOT, apps
 
@@ -221,10 +226,11 @@ def open_cell(rate, budgets):
 
 
 def past_capacity(found):
-    """Where a run past capacity was measured (an Overload's, a Spike's)."""
+    """Where a record was measured: an Overload's, a Spike's, a Profile's
+    (its deployment named as the cells name theirs, the sources beside)."""
     return {
         "app": found["app"],
-        "deployment": found["deployment"],
+        "deployment": found["deployment"] + sources_words(found),
         "route": found["route"],
         "delay": found.get("db_delay_ms") or 0.0,
         "clients": found.get("connections"),
@@ -244,6 +250,20 @@ def overload_point(found):
         "errors": sum((found.get("errors_rps") or {}).values()),
         "refusal_ms": found.get("refusal_ms"),
         "kept_schedule": found.get("kept_schedule"),
+    }
+
+
+def profile_view(found, name):
+    """Where an app's CPU went (bench/records.py Profile): its CPU per
+    request by layer, its samples, and its flame graph's file beside the
+    run's JSON (name: its stem)."""
+    return {
+        **past_capacity(found),
+        "rate": found["rate"],
+        "cpu_us": (found.get("cpu_us_per_request") or {}).get("app"),
+        "layers": found.get("layers_us") or {},
+        "samples": found["sampled"]["samples"],
+        "flame": flame.file_name(name, found),
     }
 
 
@@ -332,6 +352,7 @@ def view(data, name, title=None, superseded=None):
             "cells": cells,
             "overload": [overload_point(found) for found in data.get("overload") or []],
             "spikes": [spike_view(found) for found in data.get("spike") or []],
+            "profiles": [profile_view(found, name) for found in data.get("profiles") or []],
             "ratios": data.get("ratios") or [],
             "noise_floor": estimate((data.get("noise_floor") or [None])[0]),
         }

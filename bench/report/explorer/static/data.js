@@ -68,6 +68,12 @@ const Data = {
     return [...groups.entries()].sort(([a], [b]) => a.localeCompare(b));
   },
 
+  /** The profiles, one series per option: [[name, [profile]], ...] by name. */
+  profileSeries(profiles) {
+    return profiles.map((p) => [`${p.app} (${p.deployment})`, [p]])
+      .sort(([a], [b]) => a.localeCompare(b));
+  },
+
   /** The spikes, one series per option: [[name, [spike]], ...] by name. */
   spikeSeries(spikes) {
     return spikes.map((spike) => [`${spike.app} (${spike.deployment}), capacity ${Format.count(spike.capacity)} req/s`,

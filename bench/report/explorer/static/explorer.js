@@ -129,6 +129,14 @@ const Explorer = {
       "Chart: the p99 of each option in each second of the step load; the table beside it has the recovery.");
     show(document.getElementById("spike-table"), Tables.spike(spikes));
 
+    const profiles = Data.profileSeries(Explorer.run.profiles.filter((p) => p.route === state.route &&
+      state.apps.has(p.app) && state.deployments.has(p.deployment) &&
+      (state.at.delay === null || p.delay === state.at.delay)));
+    document.getElementById("profile").hidden = !Explorer.run.profiles.length;
+    show(document.getElementById("profile-table"), profiles.length ? Tables.profiles(profiles)
+      : el("p", {class: "empty"}, "No profile for these filters."));
+    show(document.getElementById("profile-flames"), Tables.flames(profiles));
+
     const apps = Explorer.run.apps.filter((app) => state.apps.has(app.app) &&
       (state.at.delay === null || (app.db_delay_ms ?? 0) === state.at.delay));
     show(document.getElementById("configuration-table"), Tables.configuration(apps));

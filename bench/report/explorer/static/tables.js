@@ -95,6 +95,32 @@ const Tables = {
       ["option", "phases", "goodput per phase, req/s", "recovery"], rows);
   },
 
+  /** Where each option's CPU went: its µs per request by layer, as one bar
+      (the widest the costliest option's; each layer its colour in the flame
+      graphs) and as figures. */
+  profiles(series) {
+    const layers = Object.keys(Data.page.layers);
+    const most = Math.max(...series.map(([, [p]]) => p.cpu_us || 0));
+    const bar = (p) => el("div", {class: "layers", role: "img",
+      "aria-label": layers.map((layer) => `${layer} ${Format.count(p.layers[layer] ?? 0)} µs`).join(", ")},
+      layers.filter((layer) => p.layers[layer]).map((layer) => el("span", {class: "layer",
+        title: `${layer}: ${Format.count(p.layers[layer])} µs`,
+        style: `width: ${100 * p.layers[layer] / most}%; background: ${Data.page.layers[layer]}`})));
+    const rows = series.map(([name, [p]]) => [name, {text: `${Format.count(p.rate)} req/s`, number: true},
+      {text: Format.count(p.cpu_us), number: true}, bar(p),
+      ...layers.map((layer) => ({text: Format.count(p.layers[layer] ?? null), number: true})),
+      {text: Format.count(p.samples), number: true}]);
+    return table("CPU µs per request, by layer (py-spy's samples share out the user time; the kernel is the system time)",
+      ["option", "offered", "CPU µs", "by layer", ...layers.map((layer) => `${layer} µs`), "samples"], rows);
+  },
+
+  /** Each option's flame graph: its SVG file beside the run's JSON. */
+  flames(series) {
+    return series.map(([name, [p]]) => el("figure", {class: "flame"},
+      el("img", {src: p.flame, alt: `Flame graph of ${name} at ${Format.count(p.rate)} req/s`, loading: "lazy"}),
+      el("figcaption", {}, `${name} at ${Format.count(p.rate)} req/s: `, el("a", {href: p.flame}, p.flame))));
+  },
+
   /** The run's ratios with their intervals, read as the interval says. */
   ratios(ratios) {
     const rows = ratios.map((ratio) => [
