@@ -65,7 +65,8 @@ def row(results, profile):
         profile.app,
         number(app_us(profile.cpu_us_per_request)),
         *[number(per.get(layer)) for layer in layers.LAYERS],
-        f"{sampled['samples']:,} ({len(with_samples)} of {len(profile.workers)} workers)",
+        f"{sampled['samples']:,} ({len(with_samples)} of {len(profile.workers)} workers; "
+        f"{sampled['errors']:,} dropped)",
         number(coverage(profile), "{:.0%}"),
         cost_cell(results, profile),
     ]
@@ -113,7 +114,8 @@ def section(results):
         "## Where the CPU goes, by layer",
         "",
         "Each app offered the open loop's rates again while py-spy sampled every process of "
-        "its server, 100 times a second, the thread holding the GIL (bench/sut/sampler.py). "
+        "its server, 100 times a second, the thread holding the GIL, without pausing it "
+        "(bench/sut/sampler.py; a sample whose stack changed while py-spy read it is dropped). "
         "App µs: the app's CPU per request in that run (/proc); the layers share out its "
         "user time by the samples, and the kernel is its system time, so they add up to "
         "it. Covered: the samples' seconds over the user time (below 100 %: C code that "

@@ -6,6 +6,10 @@ Why py-spy, and how (docs/benchmark.md, "Where the CPU goes"):
 - it reads a process's memory from outside (ptrace, as root) and needs
   nothing in the app; one py-spy a process of the server's tree, its
   workers included;
+- without pausing it (--nonblocking): paused for each sample, Sanic's
+  workers spent 20 % more CPU per request at 100 samples a second and 88 %
+  at 200 (docs/benchmark.md). Reading a running process, py-spy drops a
+  sample whose stack changed while it read it: its "errors", counted;
 - it samples only the thread holding the GIL (--gil): Python's CPU. Its
   idle detection counted gunicorn's threads waiting for work as running (a
   run's samples worth 2.4 times the CPU the processes used), and an event
@@ -36,7 +40,7 @@ from bench.layers import shortened
 from infra import procfs
 
 PROGRAM = "py-spy"
-RATE_HZ = 100  # samples per second of each process: its default, and what kept up here
+RATE_HZ = 100  # samples per second of each process (py-spy 100 by default): see docs/benchmark.md
 STOP_TIMEOUT_S = 30  # for py-spy to write its stacks once told to stop
 COUNTED = re.compile(r"Samples: (\d+) Errors: (\d+)")
 
@@ -74,8 +78,9 @@ class Sampled:
         # (--subprocesses): that one finds a worker only after a while.
         for pid in sorted(self.before):
             output = Path(self.folder.name) / f"{pid}.txt"
-            argv = [path, "record", "--pid", str(pid), "--gil", "--full-filenames"]
-            argv += ["--nolineno", "--format", "raw", "--rate", str(self.rate_hz)]
+            argv = [path, "record", "--pid", str(pid), "--gil", "--nonblocking"]
+            argv += ["--full-filenames", "--nolineno", "--format", "raw"]
+            argv += ["--rate", str(self.rate_hz)]
             argv += ["--output", str(output)]
             said = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
             spy = subprocess.Popen(argv, **said)
@@ -114,12 +119,12 @@ class Sampled:
                     lines = [line for line in (said or "").splitlines() if line.strip()]
                     failed.append(lines[-1] if lines else f"exit status {code}")
                     continue
-                samples += int(counted.group(1))
                 errors += int(counted.group(2))
                 behind = behind or lagging(said)
                 for stack, count in read_raw(output.read_text()):
                     stack = f"process {pid};{stack}"
                     stacks[stack] = stacks.get(stack, 0) + count
+                    samples += count  # those written (py-spy's own count may hold one more)
         finally:
             self.folder.cleanup()
         if failed and not stacks:
