@@ -141,6 +141,26 @@ def stack_layer(stack):
     return OTHER
 
 
+def packed(stacks):
+    """{stack: count} as saved: {"frames": [every frame once], "stacks":
+    [[[frame index, outer first], count], ...]}: a profile's stacks repeat
+    the same few hundred frames, each written once."""
+    index, found = {}, []
+    for stack, count in stacks.items():
+        found.append([[index.setdefault(frame, len(index)) for frame in stack.split(";")], count])
+    return {"frames": list(index), "stacks": found}
+
+
+def unpacked(saved):
+    """{stack: count} of packed()'s form."""
+    frames = saved["frames"]
+    stacks = {}
+    for indexes, count in saved["stacks"]:
+        stack = ";".join(frames[i] for i in indexes)
+        stacks[stack] = stacks.get(stack, 0) + count
+    return stacks
+
+
 def attributed(stacks):
     """{layer: samples} of {stack: count}, every sampled layer present."""
     found = {layer: 0 for layer in LAYERS if layer != KERNEL}
@@ -154,7 +174,7 @@ def per_request(sampled, app_us):
     (the part "app", bench/sut/cost.py): its user share (the sampled
     processes' user time over their CPU) shared out by the samples, and its
     system share, the kernel's; None without samples or CPU."""
-    counts = attributed(sampled["stacks"])
+    counts = attributed(unpacked(sampled["stacks"]))
     total = sum(counts.values())
     spent = sampled["user_s"] + sampled["system_s"]
     if not total or not spent or not app_us:

@@ -78,7 +78,9 @@ class Profile:
     route: str
     rate: float
     report: dict  # the generator's report, "sampled" (bench/sut/sampler.py) moved out
-    sampled: dict  # rate_hz, samples, errors, behind, user_s, system_s, processes, stacks
+    # rate_hz, samples, errors, behind, user_s, system_s, processes, stacks
+    # (bench/sut/sampler.py; the stacks as bench/layers.py packed() keeps them)
+    sampled: dict
     layers_us: dict | None  # CPU µs per request by layer, the kernel's included
     db_delay_ms: float = 0.0
     cpu_us_per_request: dict | None = None  # by part, as a Rate's: with the profiler running

@@ -116,12 +116,13 @@ def section(results):
         "Each app offered the open loop's rates again while py-spy sampled every process of "
         "its server, 100 times a second, the thread holding the GIL, without pausing it "
         "(bench/sut/sampler.py; a sample whose stack changed while py-spy read it is dropped). "
-        "App µs: the app's CPU per request in that run (/proc); the layers share out its "
-        "user time by the samples, and the kernel is its system time, so they add up to "
-        "it. Covered: the samples' seconds over the user time (below 100 %: C code that "
-        "ran with the GIL released, such as libpq's; above: a thread ready but waiting for "
-        "a core). Cost: the app's µs per request at the same rate unsampled -> sampled, and "
-        "py-spy's own CPU per request. The flame graphs: the run's -flame-*.svg files.",
+        "CPU µs: the app's CPU per request in that run (the part app, /proc); its user "
+        "share is shared out by the samples, its system share is the kernel's, so the "
+        "layers add up to it. Covered: the samples kept, in seconds, over the user time "
+        "(lower: samples dropped, and C code that ran with the GIL released, such as "
+        "libpq's; higher: a thread holding the GIL while it waited for a core). Cost: the "
+        "app's µs per request at the same rate unsampled -> sampled, and py-spy's own CPU "
+        "per request. The flame graphs: the run's -flame-*.svg files.",
         "",
     ]
     header = ["app", "CPU µs", *[f"{layer} µs" for layer in layers.LAYERS]]

@@ -36,7 +36,7 @@ import tempfile
 from pathlib import Path
 
 from bench.errors import BenchmarkError
-from bench.layers import shortened
+from bench.layers import packed, shortened
 from infra import procfs
 
 PROGRAM = "py-spy"
@@ -104,7 +104,7 @@ class Sampled:
             self.folder.cleanup()
 
     def result(self):
-        """{"rate_hz", "samples", "errors", "stacks" {stack: count}, "user_s",
+        """{"rate_hz", "samples", "errors", "stacks" (bench/layers.py packed()), "user_s",
         "system_s" (the sampled processes' CPU over the run), "processes"
         {pid: {"samples", "cpu_s"}} (every process sampled: its samples and
         its CPU over the run), "behind": what py-spy said when it could not
@@ -139,7 +139,7 @@ class Sampled:
             "system_s": round(system, 4),
             "processes": processes(stacks, self.before, self.after),
             "failed": failed,  # what py-spy said of a process it could not sample
-            "stacks": stacks,
+            "stacks": packed(stacks),
         }
 
 

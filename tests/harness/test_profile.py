@@ -75,7 +75,9 @@ def test_a_sample_is_the_layer_of_its_innermost_claimed_frame(stack, layer):
 
 def test_the_layers_add_up_to_the_processes_cpu():
     sampled = {
-        "stacks": {"a (flask/app.py)": 30, "b (gunicorn/http/wsgi.py)": 10, "c (x/y.py)": 10},
+        "stacks": layers.packed(
+            {"a (flask/app.py)": 30, "b (gunicorn/http/wsgi.py)": 10, "c (x/y.py)": 10}
+        ),
         "user_s": 2.0,
         "system_s": 0.5,
     }
@@ -83,7 +85,14 @@ def test_the_layers_add_up_to_the_processes_cpu():
     assert per["framework"] == pytest.approx(1200) and per["server"] == pytest.approx(400)
     assert per["other"] == pytest.approx(400) and per["kernel"] == pytest.approx(500)
     assert sum(per.values()) == pytest.approx(2500)
-    assert layers.per_request({**sampled, "stacks": {}}, 2500) is None
+    assert layers.per_request({**sampled, "stacks": layers.packed({})}, 2500) is None
+
+
+def test_stacks_are_saved_with_each_frame_once():
+    stacks = {"p;a (x/y.py);b (x/z.py)": 3, "p;a (x/y.py)": 2, "p;a (x/y.py);a (x/y.py)": 1}
+    saved = layers.packed(stacks)
+    assert saved["frames"] == ["p", "a (x/y.py)", "b (x/z.py)"]
+    assert layers.unpacked(saved) == stacks
 
 
 def test_a_flame_graph_is_one_svg_that_fetches_nothing():
@@ -140,14 +149,15 @@ def test_a_planted_workload_is_attributed_to_its_layers(tmp_path):
             result = sampled.result()
         finally:
             process.kill()
-    counts = layers.attributed(result["stacks"])
+    stacks = layers.unpacked(result["stacks"])
+    counts = layers.attributed(stacks)
     total = sum(counts.values())
     assert total > 150, result  # 100 a second, for 4 s, of one busy thread
     assert counts["JSON"] / total == pytest.approx(0.75, abs=0.15), counts
     assert counts["other"] / total == pytest.approx(0.25, abs=0.15), counts
     assert result["user_s"] + result["system_s"] == pytest.approx(4, abs=1.5), result
     assert result["processes"][str(process.pid)]["samples"] == total
-    assert not any("planted" in stack and str(tmp_path) in stack for stack in result["stacks"])
+    assert not any("planted" in stack and str(tmp_path) in stack for stack in stacks)
 
 
 @pytest.mark.slow
@@ -189,7 +199,7 @@ def test_profile_samples_every_worker_and_its_layers_add_up(tmp_path):
         read = (sampled["user_s"] + sampled["system_s"]) / answered * 1e6
         assert read == pytest.approx(app_us, rel=0.10), (read, app_us)
         assert profile["cpu_us_per_request"]["profiler"] > 0
-        assert not any("(/" in stack for stack in sampled["stacks"])  # no path of this machine
+        assert not any("(/" in frame for frame in sampled["stacks"]["frames"])  # no machine path
     markdown = path.with_suffix(".md").read_text()
     assert "## Where the CPU goes, by layer" in markdown
     flames = sorted(path.parent.glob("*-flame-*.svg"))

@@ -61,6 +61,6 @@ def draw_flames(results, path):
         target = path.with_name(flame.file_name(stem, dataclasses.asdict(profile)))
         title = f"{profile.app} ({profile.deployment}), {ROUTES[profile.route].label} at "
         title += f"{profile.rate:,g} req/s"
-        target.write_text(flame.svg(profile.sampled["stacks"], title))
+        target.write_text(flame.svg(layers.unpacked(profile.sampled["stacks"]), title))
         written.append(target)
     return written
