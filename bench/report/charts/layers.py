@@ -8,20 +8,11 @@ import dataclasses
 from bench import layers
 from bench.report import flame
 from bench.report.charts.common import figure, saved, styled
-from bench.report.tables import condition, condition_words
+from bench.report.profile import place
+from bench.report.tables import condition_words
 from bench.routes import ROUTES
 
 CHART_SUFFIX = "-flame.svg"  # the flame graphs' entry in the mode's CHARTS
-
-
-def place(profile):
-    return (
-        profile.deployment,
-        profile.db_delay_ms,
-        profile.route,
-        profile.rate,
-        condition(profile),
-    )
 
 
 @styled
