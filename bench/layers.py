@@ -143,22 +143,22 @@ def stack_layer(stack):
 
 def packed(stacks):
     """{stack: count} as saved: {"frames": [every frame once], "stacks":
-    [[[frame index, outer first], count], ...]}: a profile's stacks repeat
-    the same few hundred frames, each written once."""
-    index, found = {}, []
+    {"0;1;5": count, ...}} (each stack as its frames' indexes, outer first):
+    a profile's stacks repeat the same few hundred frames, each written once."""
+    index, found = {}, {}
     for stack, count in stacks.items():
-        found.append([[index.setdefault(frame, len(index)) for frame in stack.split(";")], count])
+        key = ";".join(str(index.setdefault(frame, len(index))) for frame in stack.split(";"))
+        found[key] = found.get(key, 0) + count
     return {"frames": list(index), "stacks": found}
 
 
 def unpacked(saved):
     """{stack: count} of packed()'s form."""
     frames = saved["frames"]
-    stacks = {}
-    for indexes, count in saved["stacks"]:
-        stack = ";".join(frames[i] for i in indexes)
-        stacks[stack] = stacks.get(stack, 0) + count
-    return stacks
+    return {
+        ";".join(frames[int(i)] for i in key.split(";")): count
+        for key, count in saved["stacks"].items()
+    }
 
 
 def attributed(stacks):
