@@ -278,11 +278,13 @@ def parser():
     )
     p.add_argument(
         "--proxy",
-        choices=["off", "on", "both", "door"],
+        choices=["off", "on", "both", "door", "limit"],
         default="off",
         help="nginx in front of every app (proxy/api.inc): off, on, or both to measure "
         "what it costs, side by side; door: nginx plain and with the deployed door's rules "
-        "(limits, JSON access log, TLS: proxy/door.conf), side by side (default off)",
+        "(limits, JSON access log, TLS: proxy/door.conf), side by side; limit: nginx plain "
+        "and refusing past what each copy can work on at once (max_conns: its threads or its "
+        "pool; 503 with Retry-After), side by side (default off)",
     )
     p.add_argument(
         "--pgbouncer",

@@ -4,6 +4,7 @@ clients harmless to gunicorn's threads (proxy/api.inc says why).
     handle = start(app_port, listen_port, log)   # returns once nginx listens
     handle = start([port_1, port_2], listen_port, log)   # balances over copies
     handle = start(app_port, listen_port, log, door=Door(token_file))
+    handle = start(app_port, listen_port, log, limit=20)   # 20 in flight per copy
     stop(handle)
 
 The door (proxy/door.conf, door.inc, tls.inc) is the deployed proxy's: the
@@ -98,12 +99,14 @@ def version():
     return (completed.stderr or completed.stdout).strip().removeprefix("nginx version: ")
 
 
-def start(app_port, listen_port, log=None, timeout=10.0, extra_rules="", door=None):
+def start(app_port, listen_port, log=None, timeout=10.0, extra_rules="", door=None, limit=None):
     """Start nginx on 127.0.0.1:listen_port in front of 127.0.0.1:app_port (a
     port, or a list of the ports of an app's copies: nginx balances round-robin
     over them, ./benchmark.sh --replicas); extra_rules (nginx directives, for
     the tests) are added to api.inc's; door (a Door) adds the deployed
-    proxy's rules, and the URL is https:// with TLS.
+    proxy's rules, and the URL is https:// with TLS; limit: the requests each
+    copy is given at once (its upstream server's max_conns), past which nginx
+    refuses at once, 503 with Retry-After (./benchmark.sh --proxy limit).
 
     Raises FileNotFoundError without nginx, RuntimeError if it does not listen
     within `timeout` seconds (its errors are in `log`).
@@ -111,7 +114,7 @@ def start(app_port, listen_port, log=None, timeout=10.0, extra_rules="", door=No
     nginx = binary()
     if nginx is None:
         raise FileNotFoundError("nginx is not installed (Debian: apt-get install nginx-light)")
-    prefix = _prefix(app_port, listen_port, extra_rules, door)
+    prefix = _prefix(app_port, listen_port, extra_rules, door, limit)
     user = SYSTEM_USER if os.geteuid() == 0 else None
     process = subprocess.Popen(
         [nginx, "-p", prefix, "-c", "nginx.conf", "-e", "stderr"],
@@ -131,10 +134,10 @@ def start(app_port, listen_port, log=None, timeout=10.0, extra_rules="", door=No
 
 
 @contextlib.contextmanager
-def proxied(app_port, listen_port, log=None, door=None):
+def proxied(app_port, listen_port, log=None, door=None, limit=None):
     """start() ... stop() around a with block (app_port: a port or a list);
     yields the handle."""
-    handle = start(app_port, listen_port, log, door=door)
+    handle = start(app_port, listen_port, log, door=door, limit=limit)
     try:
         yield handle
     finally:
@@ -148,12 +151,12 @@ def stop(handle, timeout=10.0):
     shutil.rmtree(handle.prefix, ignore_errors=True)
 
 
-def _prefix(app_port, listen_port, extra_rules="", door=None):
+def _prefix(app_port, listen_port, extra_rules="", door=None, limit=None):
     """A temporary nginx prefix: the rendered config, the rules, temp folders
     (and the door's files, its token's map, its certificate)."""
     prefix = Path(tempfile.mkdtemp(prefix="nginx-"))
     config = CONFIG.read_text()
-    config = config.replace("@APP_SERVERS@", upstream_servers(app_port))
+    config = config.replace("@APP_SERVERS@", upstream_servers(app_port, limit))
     config = config.replace("@LISTEN_PORT@", str(listen_port))
     http, server, tls = "access_log off;", "", ""
     if door:
@@ -212,10 +215,18 @@ def _certificate(folder):
     )
 
 
-def upstream_servers(app_ports):
-    """The `server` lines of the upstream block: one per port (an int: one)."""
+def max_conns(handle):
+    """The limit of each copy in the config a running nginx read (None: none)."""
+    found = re.findall(r"max_conns=(\d+);", (Path(handle.prefix) / "nginx.conf").read_text())
+    return int(found[0]) if found else None
+
+
+def upstream_servers(app_ports, limit=None):
+    """The `server` lines of the upstream block: one per port (an int: one),
+    each given at most `limit` requests at once (None: no limit)."""
     ports = [app_ports] if isinstance(app_ports, int) else list(app_ports)
-    return "\n        ".join(f"server 127.0.0.1:{port};" for port in ports)
+    most = f" max_conns={limit}" if limit else ""
+    return "\n        ".join(f"server 127.0.0.1:{port}{most};" for port in ports)
 
 
 def _wait_listening(process, port, timeout):

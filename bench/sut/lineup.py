@@ -6,7 +6,8 @@ made from a Deployment for display and never parsed back.
 A Deployment is how every app of the run is deployed: a configuration (a
 deployment of bench/sut/deployments.py: article, tuned, a --tune
 candidate; or a server's name, bench/sut/servers.py), with nginx in front
-or not (--proxy; with the door's rules or not: --proxy door), in one or
+or not (--proxy; with the door's rules or not: --proxy door; with its own
+limit or not: --proxy limit), in one or
 more copies behind nginx (--replicas). A Slot is
 one app in one Deployment: the server it runs under, the Shape of each copy
 under the app's connection budget, and the environment its server gets.
@@ -30,6 +31,9 @@ class Deployment:
     # nginx with the deployed door's rules (proxy/door.conf: limits, JSON
     # access log, TLS): what they cost over plain nginx (--proxy door)
     door: bool = False
+    # nginx refusing past what each copy can work on at once (its upstream
+    # server's max_conns: --proxy limit), 503 with Retry-After
+    limit: bool = False
 
     @property
     def label(self):
@@ -38,7 +42,7 @@ class Deployment:
         if self.copies > 1:
             shown += f" x{self.copies}"
         elif self.nginx:
-            shown += "+door" if self.door else "+nginx"
+            shown += "+door" if self.door else "+limit" if self.limit else "+nginx"
         return shown
 
 
@@ -83,17 +87,19 @@ def variants(sut):
     """The Deployments of the run: each deployment asked, with nginx in front
     too or instead (--proxy), at every replica count (--replicas; copies are
     behind nginx anyway, so "tuned" and "tuned+nginx" at 2 copies are one).
-    --proxy door: plain nginx and nginx with the door's rules, side by side."""
-    fronts = {
-        "off": [(False, False)],
-        "on": [(True, False)],
-        "both": [(False, False), (True, False)],
-        "door": [(True, False), (True, True)],
+    --proxy door: plain nginx and nginx with the door's rules, side by side;
+    --proxy limit: plain nginx and nginx with its limit."""
+    fronts = {  # (nginx, its door, its limit)
+        "off": [(False, False, False)],
+        "on": [(True, False, False)],
+        "both": [(False, False, False), (True, False, False)],
+        "door": [(True, False, False), (True, True, False)],
+        "limit": [(True, False, False), (True, False, True)],
     }[sut.proxy]
     found = [
-        Deployment(name, behind or copies > 1, copies, door and copies == 1)
+        Deployment(name, behind or copies > 1, copies, door and copies == 1, limit)
         for name in sut.deployments
-        for behind, door in fronts
+        for behind, door, limit in fronts
         for copies in sut.replicas
     ]
     return list(dict.fromkeys(found))

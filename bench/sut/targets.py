@@ -189,7 +189,10 @@ def start(exits, sut, target, database_url, log_dir, stamp):
         door = proxy.BENCH_DOOR if slot.deployment.door else None
         with open(log_path.with_suffix(".nginx.log"), "w") as log:
             ports = replicas.ports(servers)
-            handle = exits.enter_context(proxy.proxied(ports, free_port(), log, door))
+            limit = slot.shape.in_flight() if slot.deployment.limit else None
+            handle = exits.enter_context(proxy.proxied(ports, free_port(), log, door, limit))
+        if limit:  # read back from the config nginx runs
+            target.record.proxy += f", refusing past max_conns={proxy.max_conns(handle)} per copy"
         target.parts["nginx"] = [handle.process.pid]
         target.url = handle.url
     record, shape = target.record, slot.shape

@@ -20,8 +20,11 @@ import pytest
 import requests
 
 from common import admission, async_pool_wrapper, contract, gthread, pool_wrapper
+from db.embedded import free_port
 from infra import apps
-from tests.helpers import query, serve
+from tests.faults import nginx
+from tests.helpers import port_of, query, serve
+from tools import proxy
 from tools.serve import APPS
 
 MARGIN = 1.0  # seconds: a loaded CI machine's slack on every bound below
@@ -212,6 +215,50 @@ def test_within_the_budget_nothing_is_refused(admitting, db):
     statuses = [timed("GET", f"{url}/films/995/")[0].status_code for _ in range(20)]
     posted = timed("POST", f"{url}/reviews/", json={"film_id": 995, "rating": 5})[0]
     assert statuses == [200] * 20 and posted.status_code == 201
+    assert query(db, "SELECT count(*) FROM review") == [(1,)]
+
+
+def test_behind_nginx_with_its_limit_past_it_nginx_refuses_at_once_and_writes_nothing(
+    admitting, db, database_url, tmp_path
+):
+    """nginx in front, giving the app one request at a time (--proxy limit:
+    max_conns=1): while that one waits on a locked table, a read and a write
+    are refused by nginx itself (its log says no copy could take them), the contract's
+    503 with Retry-After, without waiting; nothing is written. Once the lock
+    goes, every request is served, the write stored."""
+    nginx()
+    with open(tmp_path / "nginx.log", "w") as log, proxy.proxied(
+        port_of(admitting), free_port(), log, limit=1
+    ) as handle:
+        url = handle.url
+        assert proxy.max_conns(handle) == 1
+        assert timed("GET", f"{url}/films/995/")[0].status_code == 200
+        locker = psycopg2.connect(database_url)
+        try:
+            with locker.cursor() as cursor:
+                cursor.execute("BEGIN; LOCK TABLE film IN ACCESS EXCLUSIVE MODE")
+            with ThreadPoolExecutor(1) as background:
+                held = background.submit(timed, "GET", f"{url}/films/995/")
+                wait_for_lock_waiter(db)
+                read, read_took = timed("GET", f"{url}/films/994/")
+                write, write_took = timed(
+                    "POST", f"{url}/reviews/", json={"film_id": 994, "rating": 4}
+                )
+                locker.rollback()
+                held_response, _ = held.result(timeout=10)
+        finally:
+            locker.close()
+        for response, took in [(read, read_took), (write, write_took)]:
+            assert (response.status_code, response.json()) == (503, OVERLOADED)
+            assert response.headers["Retry-After"] == "1"
+            assert response.headers["Content-Type"].startswith("application/json")
+            assert took < MARGIN
+        assert held_response.status_code == 200
+        assert query(db, "SELECT count(*) FROM review") == [(0,)]
+        assert (tmp_path / "nginx.log").read_text().count("no live upstreams") == 2  # nginx's
+        answers = [timed("GET", f"{url}/films/995/")[0].status_code for _ in range(10)]
+        posted = timed("POST", f"{url}/reviews/", json={"film_id": 995, "rating": 5})[0]
+    assert answers == [200] * 10 and posted.status_code == 201
     assert query(db, "SELECT count(*) FROM review") == [(1,)]
 
 

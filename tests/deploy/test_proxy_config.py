@@ -5,7 +5,8 @@ same through a real nginx."""
 
 import re
 
-from common.contract import METHOD_NOT_ALLOWED, NOT_FOUND, PROXY_MESSAGES
+from common.admission import RETRY_AFTER
+from common.contract import METHOD_NOT_ALLOWED, NOT_FOUND, OVERLOADED, PROXY_MESSAGES
 from tools.proxy import RULES
 
 # The error pages built into nginx 1.22 (src/http/ngx_http_special_response.c),
@@ -31,12 +32,23 @@ def error_pages():
     return pages
 
 
+def page_blocks():
+    """{page URI: its location block's text}."""
+    text = RULES.read_text()
+    starts = [(match.start(), match[1]) for match in re.finditer(r"location = (\S+) \{", text)]
+    ends = [start for start, _ in starts[1:]] + [len(text)]
+    return {uri: text[start:end] for (start, uri), end in zip(starts, ends)}
+
+
 def page_bodies():
-    """{page URI: the JSON it returns} for the one-line pages (a header
-    before it: the door's 401 and 429)."""
-    page = r"location = (\S+) \{ (?:add_header [^;]+; )?return 200 '(.*)'; \}"
-    found = re.findall(page, RULES.read_text())
-    return dict(found)
+    """{page URI: the JSON it returns}: its last `return 200` (before it, a
+    page may add a header, as the door's 401 and 429, or answer otherwise in
+    a case of its own, as the 503)."""
+    return {
+        uri: re.findall(r"return 200 '(.*)';", block)[-1]
+        for uri, block in page_blocks().items()
+        if "return 200" in block
+    }
 
 
 def test_every_status_nginx_can_answer_has_a_json_page():
@@ -60,3 +72,13 @@ def test_the_method_page_answers_as_the_apps():
     block = block[: block.index("\n    }\n")]
     assert block.count(f'return 405 \'{{"error":"{METHOD_NOT_ALLOWED}"}}\';') == 2
     assert f'return 404 \'{{"error":"{NOT_FOUND}"}}\';' in block
+
+
+def test_the_unavailable_page_is_the_contracts_refusal_where_no_copy_could_take_it():
+    """Each copy at its max_conns (--proxy limit): nginx names the upstream
+    block as the address, and the page answers as an app past its capacity
+    does (tests/contract/test_admission.py checks it through a real nginx)."""
+    block = page_blocks()["/.proxy-error/503"]
+    case = block[block.index("if ($upstream_addr = app) {") :].split("\n        }")[0]
+    assert f"add_header Retry-After {RETRY_AFTER} always;" in case
+    assert f"return 200 '{{\"error\":\"{OVERLOADED}\"}}';" in case
