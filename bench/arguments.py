@@ -140,7 +140,7 @@ def parser():
         help="a latency objective, e.g. 100ms (the p99) or p95:50ms: each app's capacity, the "
         "most requests/s the open loop can offer with that percentile within it and no error, "
         "found by bracketing and bisecting from the closed-loop peak, --repeat rounds per step "
-        "in rotation, with a bootstrap 95%% interval (bench/modes/capacity.py); tables then "
+        "in rotation, with a bootstrap 95%% interval (bench/modes/capacity/); tables then "
         "rank by it, and --tune chooses by it",
     )
     p.add_argument(

@@ -30,6 +30,13 @@ class Summary:
     socket_errors: int
     non_2xx: int
 
+    @property
+    def ok_per_s(self):
+        """The median run's req/s answered 2xx, by every run's share of 2xx:
+        what a closed loop got of the app where it also refused (an admission
+        limit's 503s) or failed."""
+        return self.requests_per_s * (1 - self.non_2xx / self.requests) if self.requests else 0.0
+
 
 @dataclass
 class Peak:
@@ -94,7 +101,7 @@ class Capacity:
     """One app's capacity at a latency objective (--slo) on one route, at one
     connection count and database delay: the most requests/s the open loop
     offered with the objective's percentile within it and no error, found by
-    bracketing and bisecting from the closed-loop peak (bench/modes/capacity.py).
+    bracketing and bisecting from the closed-loop peak (bench/modes/capacity/).
 
     capacity_rps: {"value", "ci95": [low, high] or None (one round), "objective":
     {"percentile", "ms"}}; steps: each rate offered, in order, with its rounds'
@@ -112,7 +119,7 @@ class Capacity:
     bound: dict | None = None
     connection_model: dict | None = None
     step_seconds: int | None = None
-    # The capacity offered again for longer (bench/modes/capacity.py), stepped
+    # The capacity offered again for longer (bench/modes/capacity/), stepped
     # down until it held: {"searched", "seconds", "held", "rate",
     # "percentile_ms", "runs"}; None in files from before it was made.
     confirmation: dict | None = None

@@ -60,6 +60,7 @@ def parse_report(text):
         "duration_s": raw["duration_us"] / 1e6,
         "requests_per_s": raw["requests"] / (raw["duration_us"] / 1e6),
         "ok": ok,
+        "ok_per_s": ok / (raw["duration_us"] / 1e6),
         "non_2xx": sum(statuses.values()) - ok,
         "statuses": statuses,
         # Connect, read, write errors and timeouts; wrk's "status" error is a

@@ -15,7 +15,8 @@ import dataclasses
 
 from bench import intervals
 from bench.load.openloop import ERROR_KINDS, MAX_RATE
-from bench.modes import capacity, open_loop, peak
+from bench.modes import open_loop, peak
+from bench.modes.capacity import drive, verdict
 from bench.records import Overload
 from bench.report.overload import section as section  # the mode's section: a view of its records
 from bench.report.tables import condition
@@ -55,7 +56,7 @@ def run(stage, found):
     reports = {key: [] for key in offers}
 
     def measure(target, step, context):
-        report = capacity.offered(target, step, context)
+        report = drive.offered(target, step, context)
         reports[(target.label, step.route.key, step.connections, step.multiple)].append(report)
         return report
 
@@ -128,8 +129,8 @@ def capacity_of(capacities, target, route, connections):
 
 def within(encoded, limit_ms):
     """How many of an encoded histogram's values are within limit_ms."""
-    histogram = capacity.decoded(encoded)
-    return histogram.get_total_count() - capacity.beyond(histogram, limit_ms)
+    histogram = verdict.decoded(encoded)
+    return histogram.get_total_count() - verdict.beyond(histogram, limit_ms)
 
 
 def refusal_ms(reports):
@@ -137,7 +138,7 @@ def refusal_ms(reports):
     encoded = [r["refused"]["histogram"] for r in reports if r["refused"]["count"]]
     if not encoded:
         return None
-    total = capacity.merged(encoded)
+    total = verdict.merged(encoded)
     return {f"p{p}": total.get_value_at_percentile(p) / 1000 for p in (50, 99)}
 
 
@@ -159,7 +160,7 @@ def record(target, key, offer, reports, options):
     refused = sum(r["refused"]["count"] for r in reports)
     errors = {"other_status": sum(r["non_2xx"] for r in reports) - refused}
     errors.update({kind: sum(r["errors"][kind] for r in reports) for kind in ERROR_KINDS})
-    late = max(capacity.late_ms(r) for r in reports)
+    late = max(verdict.late_ms(r) for r in reports)
     due = sum(r["pace"]["due"] for r in reports)
     answered = sum(r["pace"]["answered"] for r in reports)
     return Overload(
@@ -181,7 +182,7 @@ def record(target, key, offer, reports, options):
         refusal_ms=refusal_ms(reports),
         retry_after=intervals.ratio(sum(r["refused"]["retry_after"] for r in reports), refused),
         send_lag_p99_ms=late,
-        kept_schedule=late <= capacity.allowed_late_ms(objective),
+        kept_schedule=late <= verdict.allowed_late_ms(objective),
         pace=intervals.ratio(answered, due),
         db_delay_ms=target.db_delay * 1000,
         configuration=searched.configuration,

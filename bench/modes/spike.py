@@ -9,7 +9,7 @@ Per second of the schedule, by each request's due time: the p99 of the
 answers, the goodput (2xx within the objective), the 503 refusals, the other
 errors. A second keeps the objective when its percentile, a request not
 answered 2xx in time counted as beyond it, is within it: at most (100 -
-percentile) % of the requests due in it were not good (capacity.holds()'s
+percentile) % of the requests due in it were not good (bench/modes/capacity/verdict.py's holds()
 rule, per second). The recovery is the time after the spike's end from
 which every second kept it, to the schedule's end; a run whose last second
 did not has not recovered. A server that refuses the excess at once keeps
@@ -22,7 +22,8 @@ import statistics
 
 from bench import intervals
 from bench.load.measure import measure_once
-from bench.modes import capacity, open_loop, overload
+from bench.modes import open_loop, overload
+from bench.modes.capacity import verdict
 from bench.records import Spike
 from bench.report.spike import section as section  # the mode's section: a view of its records
 from bench.rotation import Step, measure_in_rotation
@@ -221,7 +222,7 @@ def record(target, key, searched, reports, options):
     rows_by_run = [rows_of(report) for report in reports]
     found = [recovery(rows, spike_end, options.slo) for rows in rows_by_run]
     goodput = per_phase(rows_by_run, phases, "good")
-    late = max(capacity.late_ms(r) for r in reports)
+    late = max(verdict.late_ms(r) for r in reports)
     return Spike(
         app=target.app,
         deployment=searched.deployment,  # "best" for --tune's, as the capacity's
@@ -240,7 +241,7 @@ def record(target, key, searched, reports, options):
             statistics.mean(runs) for runs in per_phase(rows_by_run, phases, "errors", "other")
         ],
         send_lag_p99_ms=late,
-        kept_schedule=late <= capacity.allowed_late_ms(options.slo),
+        kept_schedule=late <= verdict.allowed_late_ms(options.slo),
         db_delay_ms=target.db_delay * 1000,
         configuration=searched.configuration,
         **target.condition,

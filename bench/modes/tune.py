@@ -4,7 +4,7 @@ its practitioners would try (bench/sut/deployments.py TUNING: sync workers,
 workers x threads, gevent with psycogreen; event loops at 1, 2 or 4
 processes, which sizes their pools), all on the same cores and the same
 connection budget, each get one short closed-loop run per route, then a
-short capacity search from it (bench/modes/capacity.py, TRIAL_STEPS rates of
+short capacity search from it (bench/modes/capacity/, TRIAL_STEPS rates of
 TRIAL_SECONDS, one round) at the latency objective: --slo's, else
 DEFAULT_OBJECTIVE (100 ms p99). That is the search, whose curve the report
 keeps. The best, by the geometric mean of its capacities over the routes, is
@@ -18,6 +18,7 @@ import dataclasses
 import math
 
 from bench.modes import capacity, peak
+from bench.modes.capacity import drive
 from bench.records import Trial
 from bench.report.tables import number, table
 from bench.rotation import Step, every_app, measure_in_rotation
@@ -94,13 +95,13 @@ def search(stage):
     for target, step, report, _, _ in done:
         runs.setdefault((target.label, step.connections), (target, {}))[1][step.route.key] = report
     starts = [
-        (target, step.route, step.connections, report["requests_per_s"], target.deployment)
+        (target, step.route, step.connections, report["ok_per_s"], target.deployment)
         for target, step, report, _, _ in done
-        if report["requests_per_s"]
+        if report["ok_per_s"]
     ]
     objective = capacity.objective_of(stage.options)
     seconds = min(TRIAL_SECONDS, trial_runs.duration)
-    found = capacity.searched(trial_stage, starts, objective, seconds, 1, TRIAL_STEPS, "search")
+    found = drive.searched(trial_stage, starts, objective, seconds, 1, TRIAL_STEPS, "search")
     capacities = {}
     for s in found:
         key = (s.target.label, s.connections)

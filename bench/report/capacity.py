@@ -1,4 +1,4 @@
-"""The capacity mode's section of the report (bench/modes/capacity.py): per
+"""The capacity mode's section of the report (bench/modes/capacity/): per
 deployment, database delay, route and connection count, the apps ranked by
 capacity at the objective, each with its 95 % interval, its ratio to the
 baseline (words from bench/intervals.py), closed-loop req/s as a secondary

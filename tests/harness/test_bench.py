@@ -70,6 +70,16 @@ def reported(rate, **extra):
     }
 
 
+def test_what_a_closed_loop_got_of_an_app_that_refused_is_its_2xx_rate():
+    """A closed loop past an admission limit: 3 of 4 answers were 503s, so
+    the capacity search starts from a quarter of wrk's req/s, not from the
+    refusals' rate (bench/modes/capacity/)."""
+    summary = wrk.summarize([reported(2000, non_2xx=1500), reported(1000, non_2xx=750)])
+    assert summary.requests_per_s == 1500.0
+    assert summary.ok_per_s == 375.0
+    assert wrk.summarize([reported(0)]).ok_per_s == 0.0
+
+
 def test_summary_is_the_median_with_min_and_max_and_every_error():
     runs = [reported(300), reported(100, socket_errors=2), reported(200, non_2xx=1)]
     summary = wrk.summarize(runs)

@@ -1,4 +1,4 @@
-"""The capacity search (bench/modes/capacity.py) and the intervals
+"""The capacity search (bench/modes/capacity/) and the intervals
 (bench/intervals.py), in process: the search driven by a model server of
 known capacity, the verdicts from real HdrHistograms, the bootstrap on
 made-up rounds, --tune's choice over Trials, the A/A arms of the lineup. The
@@ -11,7 +11,18 @@ import pytest
 from hdrh.histogram import HdrHistogram
 
 from bench import intervals
-from bench.modes import capacity, tune
+from bench.modes import tune
+from bench.modes.capacity.bounds import bound
+from bench.modes.capacity.records import confirmation_record, step_record
+from bench.modes.capacity.search import (
+    CONFIRM_STEPS,
+    CONFIRM_TRIES,
+    MAX_STEPS,
+    TOLERANCE,
+    Search,
+    next_confirmation,
+)
+from bench.modes.capacity.verdict import PACE, holds, reduced
 from bench.options import SUT
 from bench.records import AppRun, Capacity, Peak, Results, Summary, Trial
 from bench.report import select
@@ -57,7 +68,7 @@ def model_server(capacity_rps, noise=0.0, seed=1):
 
 
 def searched(server, peak, rounds=1, objective=P99_100):
-    search = capacity.Search(None, None, 20, peak, objective, rounds, "tuned")
+    search = Search(None, None, 20, peak, objective, rounds, "tuned")
     while search.rate is not None:
         rate = search.rate
         for repeat in range(rounds):
@@ -71,8 +82,8 @@ def test_the_search_converges_on_a_known_capacity_from_any_peak(peak):
     found = search.capacity(range(1))
     held, broke = search.bracket(range(1))
     assert 400 * 0.85 <= found <= 400 * 1.02 < broke, search.order
-    assert broke <= held * (1 + capacity.TOLERANCE) + 1 or len(search.order) == capacity.MAX_STEPS
-    assert len(search.order) <= capacity.MAX_STEPS
+    assert broke <= held * (1 + TOLERANCE) + 1 or len(search.order) == MAX_STEPS
+    assert len(search.order) <= MAX_STEPS
 
 
 def confirmed(search, server):
@@ -85,10 +96,10 @@ def confirmed(search, server):
 
 def test_a_capacity_that_holds_when_offered_again_is_confirmed_at_once():
     search = confirmed(searched(model_server(400), 1000), model_server(400))
-    found = capacity.confirmation_record(search, 10)
+    found = confirmation_record(search, 10)
     assert found["held"] and found["rate"] == search.searched_rps == search.capacity(range(1))
     assert [run["rate"] for run in found["runs"]] == [found["rate"]]
-    assert found["seconds"] == capacity.CONFIRM_STEPS * 10
+    assert found["seconds"] == CONFIRM_STEPS * 10
 
 
 def test_a_capacity_the_noise_flattered_steps_down_until_a_confirmation_holds():
@@ -98,23 +109,23 @@ def test_a_capacity_the_noise_flattered_steps_down_until_a_confirmation_holds():
     first = search.capacity(range(1))
     assert first > 400
     confirmed(search, model_server(400))
-    found = capacity.confirmation_record(search, 10)
+    found = confirmation_record(search, 10)
     rates = [run["rate"] for run in found["runs"]]
     assert rates[0] == first and found["held"] and rates[-1] == found["rate"] <= 400
     assert all(not run["held"] for run in found["runs"][:-1])
     # each step down at most the resolution, or to a rate the search held in between
     for higher, lower in zip(rates, rates[1:], strict=False):
-        assert lower >= math.floor(higher / (1 + capacity.TOLERANCE))
-    assert search.capacity(range(1)) == found["rate"] >= 400 / (1 + capacity.TOLERANCE) ** 2
+        assert lower >= math.floor(higher / (1 + TOLERANCE))
+    assert search.capacity(range(1)) == found["rate"] >= 400 / (1 + TOLERANCE) ** 2
     held, broke = search.bracket(range(1))
     assert (held, broke) == (found["rate"], rates[-2])  # the lowest confirmation that broke
 
 
 def test_the_step_down_is_bounded_and_an_unconfirmed_capacity_says_so():
     search = confirmed(searched(model_server(400), 400), lambda rate: report([500.0] * 100))
-    found = capacity.confirmation_record(search, 10)
+    found = confirmation_record(search, 10)
     assert not found["held"] and found["rate"] is None
-    assert len(found["runs"]) == capacity.CONFIRM_TRIES
+    assert len(found["runs"]) == CONFIRM_TRIES
 
 
 @pytest.mark.parametrize(
@@ -128,9 +139,9 @@ def test_the_step_down_is_bounded_and_an_unconfirmed_capacity_says_so():
     ],
 )
 def test_the_next_confirmation(value, broke, expected):
-    slow = capacity.reduced(report([500.0] * 100), P99_100)
+    slow = reduced(report([500.0] * 100), P99_100)
     tried = dict.fromkeys(broke, slow)
-    assert capacity.next_confirmation(value, tried, P99_100) == expected
+    assert next_confirmation(value, tried, P99_100) == expected
 
 
 def test_a_confirmation_the_generator_was_late_for_is_offered_once_more():
@@ -140,7 +151,7 @@ def test_a_confirmation_the_generator_was_late_for_is_offered_once_more():
     search.confirm(report([10.0] * 100, late_ms=80.0))
     assert search.confirming == rate and search.confirm_retried == {rate: 80.0}
     search.confirm(report([10.0] * 100))
-    assert search.confirming is None and capacity.confirmation_record(search, 1)["held"]
+    assert search.confirming is None and confirmation_record(search, 1)["held"]
 
 
 def test_a_capacity_no_rate_kept_is_zero():
@@ -151,37 +162,37 @@ def test_a_capacity_no_rate_kept_is_zero():
 def test_the_percentile_is_that_of_the_merged_histograms():
     one_slow = [10.0] * 98 + [500.0] * 2  # p99 500 ms alone
     all_fast = [10.0] * 100
-    runs = [capacity.reduced(report(one_slow), P99_100)]
-    assert not capacity.holds(runs, P99_100)
-    runs.append(capacity.reduced(report(all_fast), P99_100))
-    assert capacity.holds(runs, P99_100)  # 2 of 200 beyond: the merged p99 holds
-    runs.append(capacity.reduced(report(all_fast, failed=1), P99_100))
-    assert capacity.holds(runs, P99_100)  # 2 late and 1 failed of 301: 1 % missed it
-    runs.append(capacity.reduced(report(all_fast, failed=2), P99_100))
-    assert not capacity.holds(runs, P99_100)  # 2 late and 3 failed of 403: a failure is a miss
+    runs = [reduced(report(one_slow), P99_100)]
+    assert not holds(runs, P99_100)
+    runs.append(reduced(report(all_fast), P99_100))
+    assert holds(runs, P99_100)  # 2 of 200 beyond: the merged p99 holds
+    runs.append(reduced(report(all_fast, failed=1), P99_100))
+    assert holds(runs, P99_100)  # 2 late and 1 failed of 301: 1 % missed it
+    runs.append(reduced(report(all_fast, failed=2), P99_100))
+    assert not holds(runs, P99_100)  # 2 late and 3 failed of 403: a failure is a miss
     p95 = Objective(95.0, 100.0)
-    assert capacity.holds([capacity.reduced(report([10.0] * 95 + [500.0] * 5), p95)], p95)
+    assert holds([reduced(report([10.0] * 95 + [500.0] * 5), p95)], p95)
 
 
 def test_a_step_where_the_generator_was_late_is_invalid_and_broken():
-    late = capacity.reduced(report([10.0] * 100, late_ms=60.0), P99_100)
-    assert not late.valid and not capacity.holds([late], P99_100)
-    assert capacity.reduced(report([10.0] * 100, late_ms=40.0), P99_100).valid
+    late = reduced(report([10.0] * 100, late_ms=60.0), P99_100)
+    assert not late.valid and not holds([late], P99_100)
+    assert reduced(report([10.0] * 100, late_ms=40.0), P99_100).valid
 
 
 def test_a_step_whose_answers_fell_behind_its_schedule_breaks_within_its_objective():
     """At 1.3x what the app answers, a short step's queue has not yet pushed
     the p99 past the objective: the pace breaks it."""
-    behind = capacity.reduced(report([10.0] * 200, pace=0.77), P99_100)
-    assert not capacity.holds([behind], P99_100)
-    kept = [capacity.reduced(report([10.0] * 200, pace=0.92), P99_100)] * 3
-    assert capacity.holds(kept, P99_100)
+    behind = reduced(report([10.0] * 200, pace=0.77), P99_100)
+    assert not holds([behind], P99_100)
+    kept = [reduced(report([10.0] * 200, pace=0.92), P99_100)] * 3
+    assert holds(kept, P99_100)
     # A few requests' edge effects: within a request per run of the schedule.
-    small = capacity.reduced(report([10.0] * 10, pace=0.8), P99_100)
-    assert capacity.holds([small], P99_100)
+    small = reduced(report([10.0] * 10, pace=0.8), P99_100)
+    assert holds([small], P99_100)
     search = searched(lambda rate: report([10.0] * 200, pace=min(1.0, 400 / rate)), 1000)
-    assert 400 * 0.85 <= search.capacity(range(1)) <= 400 * (1 + capacity.PACE)
-    step = capacity.step_record(search, 1000.0)
+    assert 400 * 0.85 <= search.capacity(range(1)) <= 400 * (1 + PACE)
+    step = step_record(search, 1000.0)
     assert "fell behind: 40%" in step["behind"] and step["pace"] == pytest.approx(0.4)
     assert step["held"] is False
 
@@ -289,7 +300,7 @@ def test_with_capacities_each_app_at_its_best_is_the_most_capacity_not_the_most_
 
 
 def test_a_step_where_the_generator_was_late_is_offered_once_more():
-    search = capacity.Search(None, None, 20, 100, P99_100, 1, "tuned")
+    search = Search(None, None, 20, 100, P99_100, 1, "tuned")
     search.add(0, report([10.0] * 100, late_ms=80.0))
     assert search.rate == 100 and search.retried == {100.0: 80.0}
     search.add(0, report([10.0] * 100))  # on time, and within the objective
@@ -310,7 +321,7 @@ class Target:
 
 
 def search_of(target, peak, service_ms, round_trips):
-    search = capacity.Search(target, None, 20, peak, P99_100, 1, "tuned")
+    search = Search(target, None, 20, peak, P99_100, 1, "tuned")
     run = dict(report([service_ms] * 100), round_trips_per_request=round_trips)
     run["service_ms"] = {"mean": service_ms}
     search.add(0, run)
@@ -331,7 +342,7 @@ def test_the_bound_that_binds_is_named_from_what_was_measured(
     delay_s, in_flight, peak, service_ms, binds
 ):
     search = search_of(Target(delay_s, in_flight, budget=max(in_flight, 10)), peak, service_ms, 1.0)
-    found = capacity.bound(search, search.capacity([0]))
+    found = bound(search, search.capacity([0]))
     assert found["name"] == binds, found
 
 

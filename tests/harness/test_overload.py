@@ -12,7 +12,8 @@ import asyncio
 
 import pytest
 
-from bench.modes import capacity, overload
+from bench.modes import overload
+from bench.modes.capacity.search import CONFIRM_STEPS, CONFIRM_TRIES
 from bench.plan import plan
 from bench.progress import Progress
 from bench.records import AppRun, Capacity, Results
@@ -104,6 +105,6 @@ def test_the_plan_counts_the_confirmations_and_every_multiple():
     options = bench_options(slo=P99_100, overload=(0.5, 2.0), routes=["film"], repeat=3)
     planned = plan(options, 2)  # two apps, one route, one connection count
     assert planned["overload"][0] == 2 * 2 * 3  # apps x multiples x rounds
-    confirm = capacity.CONFIRM_STEPS * options.slo_step + options.runs.warmup + 1
-    assert planned["confirm"] == (2 * capacity.CONFIRM_TRIES, confirm)
+    confirm = CONFIRM_STEPS * options.slo_step + options.runs.warmup + 1
+    assert planned["confirm"] == (2 * CONFIRM_TRIES, confirm)
     assert "overload" not in plan(bench_options(slo=P99_100), 2)

@@ -1,0 +1,73 @@
+"""Capacity at a latency objective (--slo 100ms, --slo p95:50ms): for every
+app, route, connection count and database delay, the most requests/s the
+open loop (bench/load/openloop: latency from each request's due time, so
+corrected for coordinated omission) can offer with the objective's
+percentile within it, a request that failed (an error, a refusal: the apps'
+503 past their admission limit) counted as one beyond it: "p99 <= 100 ms"
+is "99 % of the requests answered 2xx within 100 ms", as an SLO counts good
+events among valid ones.
+
+Its parts: the search (search.py: which rate to offer next, and the
+confirmation), the verdict on one step's runs (verdict.py), the driving of
+every search in rotation (drive.py), what bounds the capacity (bounds.py)
+and the records (records.py). The mode's section is a view of its records
+(bench/report/capacity.py).
+
+The report's first table then ranks the apps by capacity, closed-loop req/s
+beside it, each ratio to the baseline with its interval ("no measurable
+difference" inside it or the A/A floor), the bound that binds and the open
+loop's connection model."""
+
+from bench.modes.capacity.drive import confirmed, peak_of, searched
+from bench.modes.capacity.records import ratio_records, record
+from bench.modes.capacity.search import CONFIRM_STEPS, CONFIRM_TRIES, MAX_STEPS
+from bench.report.capacity import section as section  # the mode's section: a view of its records
+from bench.values import DEFAULT_OBJECTIVE
+
+CHARTS = []
+
+
+def objective_of(options):
+    """The objective the run measures at: --slo's, else --tune's default."""
+    return options.slo or DEFAULT_OBJECTIVE
+
+
+def steps(options, apps):
+    """Its steps per database delay, for Progress: at most MAX_STEPS rates on
+    every route and connection count, each in every round."""
+    if not options.slo:
+        return {}
+    runs = options.runs
+    searches = apps * len(options.routes) * len(runs.connections)
+    each = options.slo_step + runs.warmup + 1
+    confirm = CONFIRM_STEPS * options.slo_step + runs.warmup + 1
+    return {
+        "capacity": (searches * MAX_STEPS * runs.repeat, each),
+        "confirm": (searches * CONFIRM_TRIES, confirm),
+    }
+
+
+def run(stage, found):
+    """The Capacities of every app (after the peaks, whose req/s they start from)."""
+    options = stage.options
+    if not options.slo:
+        return {}
+    runs = options.runs
+    peaks = found.get("measurements", [])
+    starts = []
+    for target in stage.measured:
+        for route in stage.routes:
+            for connections in runs.connections:
+                start = peak_of(peaks, target, route, connections)
+                if start and start.summary.ok_per_s:
+                    # the 2xx answers: a limit's refusals are not the app's rate
+                    rps = start.summary.ok_per_s  # its deployment: "best" for --tune's
+                    starts.append((target, route, connections, rps, start.deployment))
+    kept = searched(stage, starts, options.slo, options.slo_step, runs.repeat)
+    kept = confirmed(stage, kept, options.slo_step)
+    ratios, floors = ratio_records(kept)
+    return {
+        "capacity": [record(s, options.slo_step) for s in kept],
+        "ratios": ratios,
+        "noise_floor": floors,
+    }
