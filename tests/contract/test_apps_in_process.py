@@ -149,7 +149,7 @@ CLIENTS = {"flask": FlaskClient, "quart": QuartClient, "sanic": SanicClient, "fa
 
 
 @pytest.fixture(scope="module", params=APPS)
-def app(request, database_url):
+def in_process(request, database_url):
     """(name, client) of each app, built by its own factory with a pool on the
     test database."""
     # In process the test's own blocking calls share the app's loop: no
@@ -187,24 +187,24 @@ def assert_json(response, status, body):
     assert response.content_type == "application/json"
 
 
-def test_get_film(app, db):
+def test_get_film(in_process, db):
     [(title, year)] = query(db, "SELECT title, release_year FROM film WHERE film_id = 995")
     for path in ("/films/995/", "/films/995", "/films/0995/"):
-        response = app[1].request("GET", path)
+        response = in_process[1].request("GET", path)
         assert_json(response, 200, {"film_id": 995, "release_year": year, "title": title})
 
 
 @pytest.mark.parametrize("query_string, year", [("", 2000), ("?year.gt=2010", 2010)])
-def test_get_films(app, db, query_string, year):
+def test_get_films(in_process, db, query_string, year):
     rows = query(db, "SELECT film_id, release_year, title FROM film WHERE release_year > %s", year)
     expected = {str(film_id): {"release_year": y, "title": t} for film_id, y, t in rows}
     for path in ("/films/", "/films"):
-        assert_json(app[1].request("GET", path + query_string), 200, expected)
+        assert_json(in_process[1].request("GET", path + query_string), 200, expected)
 
 
-def test_health(app):
+def test_health(in_process):
     for path in ("/health", "/health/"):
-        assert_json(app[1].request("GET", path), 200, {"status": "ok"})
+        assert_json(in_process[1].request("GET", path), 200, {"status": "ok"})
 
 
 @pytest.mark.parametrize(
@@ -217,9 +217,11 @@ def test_health(app):
     ],
     ids=["review", "extra-member", "edges", "exactly-the-limit"],
 )
-def test_post_review(app, db, body):
+def test_post_review(in_process, db, body):
     before = last_review(db)
-    response = app[1].request("POST", "/reviews/", body.encode(), {"Content-Type": "text/plain"})
+    response = in_process[1].request(
+        "POST", "/reviews/", body.encode(), {"Content-Type": "text/plain"}
+    )
     [(review_id, film_id, rating)] = reviews_after(db, before)
     sent = json.loads(body)
     assert_json(response, 201, {"review_id": review_id, "film_id": film_id, "rating": rating})
@@ -231,9 +233,9 @@ def test_post_review(app, db, body):
     ERRORS,
     ids=[f"{m} {p} {b[:24]!r} {s}" if b else f"{m} {p} {s}" for m, p, b, s, _ in ERRORS],
 )
-def test_errors(app, db, method, path, body, status, message):
+def test_errors(in_process, db, method, path, body, status, message):
     before = last_review(db)
-    assert_json(app[1].request(method, path, body), status, {"error": message})
+    assert_json(in_process[1].request(method, path, body), status, {"error": message})
     assert reviews_after(db, before) == []
 
 
@@ -252,25 +254,27 @@ DECLARED = [
     ids=[id_ for _, id_ in DECLARED],
 )
 def test_two_errors_at_once_answer_the_first_in_the_contracts_order(
-    app, db, key, body, status, message
+    in_process, db, key, body, status, message
 ):
     before = last_review(db)
-    response = app[1].request("POST", "/reviews/", body, {"Idempotency-Key": key})
+    response = in_process[1].request("POST", "/reviews/", body, {"Idempotency-Key": key})
     assert_json(response, status, {"error": message})
     assert reviews_after(db, before) == []
 
 
 @pytest.mark.parametrize("sent", PADDED_KEYS, ids=PADDED_KEY_IDS)
-def test_whitespace_around_the_key_is_not_part_of_it(app, db, sent):
+def test_whitespace_around_the_key_is_not_part_of_it(in_process, db, sent):
     key = f"in-process-{uuid.uuid4()}"  # this module keeps the table: a key of its own
     body = json.dumps(REVIEW).encode()
     before = last_review(db)
-    first = app[1].request("POST", "/reviews/", body, {"Idempotency-Key": sent.replace("k-1", key)})
+    first = in_process[1].request(
+        "POST", "/reviews/", body, {"Idempotency-Key": sent.replace("k-1", key)}
+    )
     [(review_id, _, _)] = reviews_after(db, before)
     assert_json(first, 201, {"review_id": review_id, **REVIEW})
     assert query(db, "SELECT idempotency_key FROM review WHERE review_id = %s", review_id) == [
         (key,)
     ]
     assert_json(
-        app[1].request("POST", "/reviews/", body, {"Idempotency-Key": key}), 201, first.json
+        in_process[1].request("POST", "/reviews/", body, {"Idempotency-Key": key}), 201, first.json
     )

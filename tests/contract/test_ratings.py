@@ -52,8 +52,8 @@ def declared(name):
 SOURCE_SETTINGS = {"upstream_fanout": " ".join(SOURCES), "upstream_timeout": TIMEOUT}
 
 
-def settings(app):
-    threaded = declared(app).interface == "wsgi"  # gunicorn's sync worker
+def settings(app_url):
+    threaded = declared(app_url).interface == "wsgi"  # gunicorn's sync worker
     return {
         **SOURCE_SETTINGS,
         "web_workers": 1,
@@ -64,7 +64,7 @@ def settings(app):
 
 
 @pytest.fixture(scope="module", params=[*APPS, VARIANT.name])
-def app(request, database_url, tmp_path_factory):
+def app_url(request, database_url, tmp_path_factory):
     """(name, url) of each app, its sources SOURCES."""
     name = request.param
     log_dir = tmp_path_factory.mktemp("logs")
@@ -95,14 +95,14 @@ def assert_json(response, status, body):
     assert response.headers["Content-Type"] == "application/json"
 
 
-def test_every_source_up(app, db):
+def test_every_source_up(app_url, db):
     with db.cursor() as cursor:
         cursor.execute("INSERT INTO review (film_id, rating) VALUES (995, 4), (995, 5), (1, 2)")
     with sources(PORTS, "up", "up", "up"):
-        response, _ = ratings(app[1])
+        response, _ = ratings(app_url[1])
         assert_json(response, 200, expected(db, FILM, PORTS, ["up"] * 3))
         assert response.json()["reviews"] == {"count": 2, "average": 4.5}
-        response, _ = ratings(app[1], 7)  # a film without a review
+        response, _ = ratings(app_url[1], 7)  # a film without a review
         assert_json(response, 200, expected(db, 7, PORTS, ["up"] * 3))
         assert response.json()["reviews"] == {"count": 0, "average": None}
 
@@ -112,22 +112,22 @@ def test_every_source_up(app, db):
     [("up", "up", "slow"), ("up", "down", "up"), ("failing", "up", "up")],
     ids=["one-slow-past-the-timeout", "one-refused", "one-answering-500"],
 )
-def test_a_source_that_fails_is_null_and_named(app, db, kinds):
+def test_a_source_that_fails_is_null_and_named(app_url, db, kinds):
     # The slow source last: a sync app asks the ones before it in full time.
     with sources(PORTS, *kinds):
-        response, took = ratings(app[1])
+        response, took = ratings(app_url[1])
     assert_json(response, 200, expected(db, FILM, PORTS, kinds))
     assert took < TIMEOUT + MARGIN
 
 
 @pytest.mark.parametrize("hostile", HOSTILE)
-def test_a_source_cannot_steer_or_hold_the_app(app, db, hostile):
+def test_a_source_cannot_steer_or_hold_the_app(app_url, db, hostile):
     """A redirect (to another host, or to itself), a body that never ends, a
     body of 10 MB: each a failed source, asked once, in every app alike. The
     host a redirect names is never asked; the request ends by the deadline."""
     kinds = ("up", "up", hostile)  # last: a sync app asks the others in full time
     with sources(PORTS, *kinds) as servers:
-        response, took = ratings(app[1])
+        response, took = ratings(app_url[1])
         assert servers[PORTS[2]].targets == [f"/films/{FILM}/rating"]
         if ELSEWHERE in servers:
             assert not any(servers[ELSEWHERE].stats()[key] for key in ASKED)
@@ -148,17 +148,17 @@ ASKED = ("answered", "in_flight", "abandoned")  # an upstream's counts of rating
     ],
     ids=["all-refused", "all-failing", "all-slow", "one-slow-the-rest-refused"],
 )
-def test_every_source_failed(app, db, kinds, status, message):
+def test_every_source_failed(app_url, db, kinds, status, message):
     with sources(PORTS, *kinds):
-        response, took = ratings(app[1])
+        response, took = ratings(app_url[1])
     assert_json(response, status, {"error": message})
     assert took < TIMEOUT + MARGIN
     assert query(db, "SELECT count(*) FROM review") == [(0,)]
 
 
-def test_a_film_that_is_not_there_asks_no_source(app, db):
+def test_a_film_that_is_not_there_asks_no_source(app_url, db):
     with sources(PORTS, "up", "up", "up") as upstreams:
-        response, _ = ratings(app[1], 1001)
+        response, _ = ratings(app_url[1], 1001)
         assert_json(response, 404, {"error": contract.FILM_NOT_FOUND})
         assert sum(up.stats()["answered"] for up in upstreams.values()) == 0
 
@@ -169,31 +169,31 @@ APP_SESSIONS = """SELECT state, count(*) FROM pg_stat_activity
                 GROUP BY state"""
 
 
-def test_no_connection_is_held_while_the_sources_answer(app, db):
+def test_no_connection_is_held_while_the_sources_answer(app_url, db):
     """While a fan-out waits on slow sources: the app's one connection is
     idle (no statement, no transaction open), and another request gets it at
     once; held, that request would wait POOL_TIMEOUT and answer 503."""
     with sources(PORTS, "slow", "slow", "slow") as upstreams, ThreadPoolExecutor(1) as pool:
-        assert requests.get(f"{app[1]}/health", timeout=5).status_code == 200  # connected
-        waiting = pool.submit(ratings, app[1])
+        assert requests.get(f"{app_url[1]}/health", timeout=5).status_code == 200  # connected
+        waiting = pool.submit(ratings, app_url[1])
         first = upstreams[PORTS[0]]
         assert wait_until(lambda: first.stats()["in_flight"] == 1, TIMEOUT)
         sessions = dict(query(db, APP_SESSIONS))
-        film = requests.get(f"{app[1]}/films/995/", timeout=5)
+        film = requests.get(f"{app_url[1]}/films/995/", timeout=5)
         assert first.stats()["in_flight"] == 1, "the fan-out ended before the check"
         assert (film.status_code, film.json()["film_id"]) == (200, 995), film.text
         assert set(sessions) <= {"idle"}, sessions
         assert waiting.result()[0].status_code == 504
 
 
-def test_a_client_gone_mid_fan_out_leaves_nothing_behind(app, db):
+def test_a_client_gone_mid_fan_out_leaves_nothing_behind(app_url, db):
     """The client closes its socket while the sources hold their answers: the
     calls end (the async apps cancel them at once, each a task of the
     request's TaskGroup; the sync ones give up at the deadline), no socket to
     a source stays open, nothing is left in flight, the connection is back in
     the pool and the app serves the next request."""
-    port = int(app[1].rsplit(":", 1)[1])
-    cancels = declared(app[0]).interface == "asgi"
+    port = int(app_url[1].rsplit(":", 1)[1])
+    cancels = declared(app_url[0]).interface == "asgi"
     with sources(PORTS, "slow", "slow", "slow") as upstreams:
         for _ in range(3):
             with socket.create_connection(("127.0.0.1", port)) as client:
@@ -207,27 +207,27 @@ def test_a_client_gone_mid_fan_out_leaves_nothing_behind(app, db):
         assert set(dict(query(db, APP_SESSIONS))) <= {"idle"}
         assert sum(up.stats()["abandoned"] for up in upstreams.values()) >= 3
     with sources(PORTS, "up", "up", "up"):
-        assert ratings(app[1])[0].status_code == 200
+        assert ratings(app_url[1])[0].status_code == 200
 
 
-def test_one_hung_source_bounds_every_request(app):
+def test_one_hung_source_bounds_every_request(app_url):
     """p99 of the route, one source never answering, at most the timeout and
     a margin: 20 requests, 4 at a time."""
     with sources(PORTS, "up", "up", "slow"), ThreadPoolExecutor(4) as pool:
-        answers = list(pool.map(lambda _: ratings(app[1]), range(20)))
+        answers = list(pool.map(lambda _: ratings(app_url[1]), range(20)))
     assert {response.status_code for response, _ in answers} == {200}
     assert all(response.json()["unavailable"] == SOURCES[2:] for response, _ in answers)
     times = sorted(took for _, took in answers)
     assert times[-1] <= TIMEOUT + MARGIN, times  # p99 of 20 is the slowest
 
 
-def test_through_nginx_the_apps_own_errors_pass(app, db, tmp_path):
+def test_through_nginx_the_apps_own_errors_pass(app_url, db, tmp_path):
     """nginx answers 503 for its own 502 and 504 (proxy/api.inc), never for
     the app's: an app's 502 or 504 reaches the client as the app sent it."""
-    if app[0] != "quart":
+    if app_url[0] != "quart":
         pytest.skip("one app is enough: the rule is nginx's")
     system_tool("nginx")
-    proxied = behind_proxy(Server(app[0], app[1], log_path=None, process=None), tmp_path)
+    proxied = behind_proxy(Server(app_url[0], app_url[1], log_path=None, process=None), tmp_path)
     with contextlib.closing(proxied):
         url = next(proxied).url
         with sources(PORTS, "down", "down", "down"):

@@ -48,7 +48,7 @@ IDS = ["film", "films", "health", "ratings", "review", "keyed review", "replay"]
 
 
 @pytest.fixture(scope="module", params=APPS)
-def app(request, database_url, tmp_path_factory):
+def behind_a_proxy(request, database_url, tmp_path_factory):
     """(app's port, proxy): the app, one worker, reaches Postgres through its proxy."""
     log_dir = tmp_path_factory.mktemp("logs")
     with open(log_dir / "proxy.log", "w") as log, Launched(database_url, 0.001, log) as proxy:
@@ -58,8 +58,8 @@ def app(request, database_url, tmp_path_factory):
 
 
 @pytest.mark.parametrize(("method", "path", "body", "key", "round_trips"), ROUTES, ids=IDS)
-def test_round_trips_per_request(app, db, method, path, body, key, round_trips):
-    port, proxy = app
+def test_round_trips_per_request(behind_a_proxy, db, method, path, body, key, round_trips):
+    port, proxy = behind_a_proxy
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
     try:
         for _ in range(2):  # connects, prepares its statements (a replay's, the second)

@@ -22,7 +22,7 @@ def connect(url):
 
 
 @pytest.fixture
-def app(database_url, db):
+def as_app(database_url, db):
     """A connection as films_app (db: an empty review table, cleaned after)."""
     if not roles.trusted(database_url):
         pytest.skip("TEST_DATABASE_URL is not the embedded Postgres: its roles are its own")
@@ -61,17 +61,17 @@ def test_the_embedded_urls_log_in_as_the_roles_and_a_url_of_yours_is_kept():
     assert roles.app_url(yours) == roles.bench_url(yours) == yours
 
 
-def test_the_app_logs_in_as_its_own_role(app):
+def test_the_app_logs_in_as_its_own_role(as_app):
     who = "SELECT current_user, usesuper FROM pg_user WHERE usename = current_user"
-    assert query(app, who) == [(roles.APP, False)]
+    assert query(as_app, who) == [(roles.APP, False)]
 
 
-def test_the_app_reads_films_and_adds_and_reads_reviews(app):
-    assert query(app, "SELECT title FROM film WHERE film_id = 995")
+def test_the_app_reads_films_and_adds_and_reads_reviews(as_app):
+    assert query(as_app, "SELECT title FROM film WHERE film_id = 995")
     [(review_id,)] = query(
-        app, "INSERT INTO review (film_id, rating) VALUES (995, 4) RETURNING review_id"
+        as_app, "INSERT INTO review (film_id, rating) VALUES (995, 4) RETURNING review_id"
     )
-    assert query(app, "SELECT rating FROM review WHERE review_id = %s", review_id) == [(4,)]
+    assert query(as_app, "SELECT rating FROM review WHERE review_id = %s", review_id) == [(4,)]
 
 
 # What each role is refused: the apps' everything but their SQL; the bench's
@@ -132,8 +132,8 @@ FORBIDDEN = {
 @pytest.mark.parametrize(
     ("role", "sql"), [(role, sql) for role, refused in FORBIDDEN.items() for sql in refused]
 )
-def test_each_role_is_refused_what_is_not_its(app, bench, pooler, role, sql):
-    connection = {roles.APP: app, roles.BENCH: bench, roles.PGBOUNCER: pooler}[role]
+def test_each_role_is_refused_what_is_not_its(as_app, bench, pooler, role, sql):
+    connection = {roles.APP: as_app, roles.BENCH: bench, roles.PGBOUNCER: pooler}[role]
     with pytest.raises(psycopg2.errors.InsufficientPrivilege):
         query(connection, sql)
 
@@ -148,12 +148,12 @@ def test_pgbouncers_role_looks_up_the_apps_verifier_alone(pooler):
         assert query(pooler, lookup, other) == [], other
 
 
-def test_the_bench_adds_and_removes_its_run_film_and_vacuums(bench, app):
+def test_the_bench_adds_and_removes_its_run_film_and_vacuums(bench, as_app):
     """create() and release(), not held(): its sweep would take the films of
     test_run_film.py's tests, running beside this one."""
     film = run_film.create(bench, "benchmark run roles test")
     try:
-        query(app, "INSERT INTO review (film_id, rating) VALUES (%s, 5) RETURNING 1", film)
+        query(as_app, "INSERT INTO review (film_id, rating) VALUES (%s, 5) RETURNING 1", film)
         assert run_film.count(bench, film) == 1
         run_film.vacuum(bench)  # MAINTAIN on review (Postgres 17+)
     finally:
@@ -161,13 +161,13 @@ def test_the_bench_adds_and_removes_its_run_film_and_vacuums(bench, app):
     assert query(bench, "SELECT count(*) FROM film WHERE film_id = %s", film) == [(0,)]
 
 
-def test_the_bench_cannot_delete_a_row_it_did_not_write(bench, app, db):
+def test_the_bench_cannot_delete_a_row_it_did_not_write(bench, as_app, db):
     """The database's limit, whatever SQL the harness sends: the removal
     functions delete no review of a film that is not a run's (995's, which
     an app wrote) and no such film, nor a film the bench added without the
     run's mark; a run's film and its reviews they do."""
     [(written,)] = query(
-        app, "INSERT INTO review (film_id, rating) VALUES (995, 3) RETURNING review_id"
+        as_app, "INSERT INTO review (film_id, rating) VALUES (995, 3) RETURNING review_id"
     )
     assert query(bench, "SELECT bench.remove_run_reviews(995)") == [(0,)]
     assert query(bench, "SELECT bench.remove_run_film(995)") == [(0,)]
@@ -183,7 +183,7 @@ def test_the_bench_cannot_delete_a_row_it_did_not_write(bench, app, db):
     finally:
         query(db, "DELETE FROM film WHERE film_id = %s RETURNING 1", unmarked)
     film = run_film.create(bench, "benchmark run roles test")
-    query(app, "INSERT INTO review (film_id, rating) VALUES (%s, 5) RETURNING 1", film)
+    query(as_app, "INSERT INTO review (film_id, rating) VALUES (%s, 5) RETURNING 1", film)
     assert run_film.release(bench, film) == run_film.Removed(films=1, reviews=1)
 
 
@@ -208,15 +208,16 @@ def test_no_role_of_the_project_makes_temporary_objects_in_postgres(database_url
             connection.close()
 
 
-def test_the_apps_session_pinning_works_for_its_role(app):
+def test_the_apps_session_pinning_works_for_its_role(as_app):
     """READ COMMITTED and the stricter statement_timeout, pinned by the pools'
     init (common/session.py), as films_app: the DBA's stricter one stays."""
-    with app.cursor() as cursor:
+    with as_app.cursor() as cursor:
         cursor.execute("SET statement_timeout = '1500ms'")
         cursor.execute("SET default_transaction_isolation = 'serializable'")
         cursor.execute(PIN_SESSION.format(timeout="%s"), (5000,))
     assert query(
-        app, "SELECT current_setting('statement_timeout'), current_setting('transaction_isolation')"
+        as_app,
+        "SELECT current_setting('statement_timeout'), current_setting('transaction_isolation')",
     ) == [("1500ms", "read committed")]
 
 
@@ -236,7 +237,7 @@ SCHEMA = """SELECT c.relname, c.relkind, pg_get_userbyid(c.relowner), c.relacl::
              WHERE n.nspname = 'public' ORDER BY c.relname"""
 
 
-def test_a_role_that_may_not_load_finds_the_schema_there_and_changes_nothing(app, database_url):
+def test_a_role_that_may_not_load_finds_the_schema_there_and_changes_nothing(as_app, database_url):
     """db.load as films_app, then films_bench: nothing to load, nothing
     refused, and every row, sequence, relation, owner and grant as before."""
     connection = psycopg2.connect(database_url)

@@ -139,7 +139,7 @@ def server(request, trees, database_url, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def app(server):
+def app_url(server):
     """(name, url) of the state, as tests/contract/test_ratings.py's tests take it."""
     return server.app, server.url
 

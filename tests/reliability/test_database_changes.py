@@ -64,7 +64,7 @@ def operated(postgres):
 
 
 @pytest.fixture(scope="module", params=APPS)
-def app(request, operated, tmp_path_factory):
+def operated_server(request, operated, tmp_path_factory):
     log_dir = tmp_path_factory.mktemp("logs")
     yield from serve(
         request.param, operated.url, log_dir, web_workers=2, database_timeout=DATABASE_TIMEOUT
@@ -150,12 +150,12 @@ UNDO = [
 ]
 
 
-def test_a_column_type_changed_under_the_apps_is_answered_as_before(app, private_db):
+def test_a_column_type_changed_under_the_apps_is_answered_as_before(operated_server, private_db):
     """ALTER TABLE ... TYPE while the apps run, on a column in the answer of
     statements they prepared: asyncpg's cached statements are invalid ("cached
     plan must not change result type"); outside a transaction block it
     prepares each again, once, by itself. Every request answers as before."""
-    port = port_of(app)
+    port = port_of(operated_server)
     film = get(port, "/films/995/").json()
     for round_ in range(ROUNDS):
         check_answers(reads(port, round_) + writes(port, f"before-{round_}"), film, private_db)
@@ -180,7 +180,9 @@ VACUUMS = 3
 SLOWEST = 4 * OPERATOR_TIMEOUT + 5
 
 
-def test_vacuum_full_under_reads_and_writes_is_waited_for_or_503(app, private_db, record_property):
+def test_vacuum_full_under_reads_and_writes_is_waited_for_or_503(
+    operated_server, private_db, record_property
+):
     """VACUUM FULL review, three times, under clients that post reviews and
     read the ratings route (its film's reviews counted): while it copies the
     table it holds a lock that every statement on review waits for. Each
@@ -188,7 +190,7 @@ def test_vacuum_full_under_reads_and_writes_is_waited_for_or_503(app, private_db
     has passed; none is a 500 or a hang; every review answered 201 is
     stored, and no other."""
     execute(private_db, OTHER_REVIEWS)
-    port = port_of(app)
+    port = port_of(operated_server)
     took = []
     with Load(port, clients=4, readers=4, read_path="/films/995/ratings/") as ledger:
         for _ in range(VACUUMS):
@@ -210,7 +212,7 @@ AT_ONCE = 20
 
 
 def test_concurrent_writes_with_one_key_store_one_review_whatever_the_default_isolation(
-    app, private_db
+    operated_server, private_db
 ):
     """20 requests with one key at once, on a database whose default isolation
     is serializable: one stores the review, the others wait for it and answer
@@ -220,7 +222,9 @@ def test_concurrent_writes_with_one_key_store_one_review_whatever_the_default_is
         barrier = threading.Barrier(AT_ONCE, timeout=20)
 
         def send(_, key=key, barrier=barrier):
-            return raw_post(app, f"Idempotency-Key: {key}\r\n", json.dumps(REVIEW), barrier)
+            return raw_post(
+                operated_server, f"Idempotency-Key: {key}\r\n", json.dumps(REVIEW), barrier
+            )
 
         with ThreadPoolExecutor(AT_ONCE) as executor:
             answers = list(executor.map(send, range(AT_ONCE)))
@@ -232,7 +236,7 @@ def test_concurrent_writes_with_one_key_store_one_review_whatever_the_default_is
 
 
 def test_an_operators_stricter_statement_timeout_bounds_the_apps_statements(
-    app, operated, private_db
+    operated_server, operated, private_db
 ):
     """statement_timeout set by ALTER ROLE below DATABASE_TIMEOUT: a statement
     that waits for a lock is cancelled at the operator's bound (503), where
@@ -240,19 +244,21 @@ def test_an_operators_stricter_statement_timeout_bounds_the_apps_statements(
     locker = psycopg2.connect(operated.url)
     try:
         execute(locker, "LOCK TABLE film IN ACCESS EXCLUSIVE MODE")
-        answer = get(port_of(app), "/films/995/")
+        answer = get(port_of(operated_server), "/films/995/")
     finally:
         locker.close()
     assert (answer.status, answer.json()) == (503, UNAVAILABLE)
     assert answer.seconds < OPERATOR_TIMEOUT + 3 < DATABASE_TIMEOUT  # noise, not the apps' 8 s
-    assert get(port_of(app), "/films/995/").status == 200
+    assert get(port_of(operated_server), "/films/995/").status == 200
 
 
-def test_an_exhausted_sequence_answers_a_replay_and_refuses_a_new_review(app, private_db):
+def test_an_exhausted_sequence_answers_a_replay_and_refuses_a_new_review(
+    operated_server, private_db
+):
     """review_id's sequence at its maximum: a replay of a stored key needs no
     new id (201, the stored review); a new review cannot get one: 503, nothing
     stored, with a key or without."""
-    port = port_of(app)
+    port = port_of(operated_server)
     first = keyed_post(port, "before-the-end")
     assert first.status == 201
     execute(private_db, "SELECT setval('review_review_id_seq', 2147483647)")

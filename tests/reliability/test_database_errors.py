@@ -22,7 +22,7 @@ REVIEW = b'{"film_id": 995, "rating": 4}'
 
 
 @pytest.fixture(params=APPS)
-def app(request, postgres, private_db, tmp_path):
+def private_server(request, postgres, private_db, tmp_path):
     yield from serve(request.param, postgres.url, tmp_path, web_workers=1)
 
 
@@ -40,10 +40,10 @@ def execute(connection, *statements):
             cursor.execute(statement)
 
 
-def test_read_only_database_refuses_writes_with_503(app, private_db):
+def test_read_only_database_refuses_writes_with_503(private_server, private_db):
     """default_transaction_read_only, reloaded into every session: what a
     failover to a hot standby gives a write (25006). Reads still answer."""
-    port = port_of(app)
+    port = port_of(private_server)
     assert post(port, REVIEW).status == 201  # pooled connections, opened before the change
     execute(private_db, "ALTER SYSTEM SET default_transaction_read_only = on")
     statuses = []  # until every session has reloaded, a write may still pass
@@ -63,7 +63,7 @@ def test_read_only_database_refuses_writes_with_503(app, private_db):
     assert reviews(private_db) == 1 + statuses.count(201)
 
 
-def test_deadlock_victim_is_503_and_writes_nothing(app, postgres, private_db):
+def test_deadlock_victim_is_503_and_writes_nothing(private_server, postgres, private_db):
     """The app's INSERT waits for film 995's row (its foreign key check) held by
     another session, which then waits for the app's lock on review: Postgres
     aborts the app's transaction (40P01), the first to reach deadlock_timeout."""
@@ -74,7 +74,9 @@ def test_deadlock_victim_is_503_and_writes_nothing(app, postgres, private_db):
     try:
         execute(locker, "SET deadlock_timeout = '30s'")  # the app's session is the victim
         execute(locker, "SELECT 1 FROM film WHERE film_id = 995 FOR UPDATE")
-        writer = threading.Thread(target=lambda: responses.append(post(port_of(app), REVIEW)))
+        writer = threading.Thread(
+            target=lambda: responses.append(post(port_of(private_server), REVIEW))
+        )
         writer.start()
         waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
         assert wait_for(lambda: query(private_db, waiting) == [(1,)], timeout=10)
@@ -138,14 +140,14 @@ def test_connection_refused_by_postgres_is_503_on_every_route(
     assert reviews(private_db) == 0
 
 
-def test_other_database_errors_are_the_contracts_500(app, private_db):
+def test_other_database_errors_are_the_contracts_500(private_server, private_db):
     """A schema the app does not expect (the review table renamed by a
     migration gone wrong, 42P01): not the client's fault, nor a passing one."""
     execute(private_db, "ALTER TABLE review RENAME TO review_renamed")
     try:
-        response = post(port_of(app), REVIEW)
+        response = post(port_of(private_server), REVIEW)
     finally:
         execute(private_db, "ALTER TABLE review_renamed RENAME TO review")
     assert answer(response) == (500, {"error": contract.INTERNAL_ERROR}, "application/json")
-    assert get(port_of(app), "/films/995/").status == 200
+    assert get(port_of(private_server), "/films/995/").status == 200
     assert reviews(private_db) == 0
