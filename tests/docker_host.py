@@ -236,6 +236,26 @@ def remove_new_images(env, before, named=()):
         run(["docker", "image", "rm", "--force", *new, *named], env, check=False)
 
 
+# A module's images are kept as the next module's build cache (the compose
+# and Swarm modules build the same Dockerfiles), tagged CACHE:<project>-<service> until
+# the session ends (tests/deploy/conftest.py): removing a project's images
+# then leaves their layers, and the next build reuses them.
+CACHE = "films-test-build-cache"
+
+
+def keep_as_cache(env, project):
+    """Tag each image `project` built (<project>-<service>) CACHE:<project>-<service>."""
+    listed = ["docker", "image", "ls", "--format", "{{.Repository}}"]
+    for repository in set(run([*listed, "--filter", f"reference={project}-*"], env).stdout.split()):
+        run(["docker", "tag", repository, f"{CACHE}:{repository}"], env)
+
+
+def cached(env):
+    """The CACHE images' references."""
+    listed = ["docker", "image", "ls", "--format", "{{.Repository}}:{{.Tag}}"]
+    return run([*listed, "--filter", f"reference={CACHE}"], env).stdout.split()
+
+
 def post_until(url, film_id, stop_event, outcomes, headers=None, pause=0.0):
     """POST reviews until stop_event; record each status (or the error).
     Through the door: its write token in headers, and a pause between writes

@@ -227,9 +227,10 @@ def test_behind_nginx_with_its_limit_past_it_nginx_refuses_at_once_and_writes_no
     503 with Retry-After, without waiting; nothing is written. Once the lock
     goes, every request is served, the write stored."""
     nginx()
-    with open(tmp_path / "nginx.log", "w") as log, proxy.proxied(
-        port_of(admitting), free_port(), log, limit=1
-    ) as handle:
+    with (
+        open(tmp_path / "nginx.log", "w") as log,
+        proxy.proxied(port_of(admitting), free_port(), log, limit=1) as handle,
+    ):
         url = handle.url
         assert proxy.max_conns(handle) == 1
         assert timed("GET", f"{url}/films/995/")[0].status_code == 200

@@ -138,7 +138,7 @@ def project_leftovers(env):
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory):
+def stack(tmp_path_factory, build_cache):
     system_tool("docker")
     tmp = tmp_path_factory.mktemp("compose-up")
     env = {**os.environ, "DOCKER_CONFIG": compose_plugin(tmp / "docker-config")}
@@ -164,6 +164,7 @@ def stack(tmp_path_factory):
             stack.superuser_password = add_test_superuser(env, stack.container("db"))
             yield stack
         finally:
+            build_cache(env, PROJECT)  # the Swarm module builds the same images
             stack.compose(
                 "down",
                 "--volumes",

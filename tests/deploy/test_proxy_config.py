@@ -37,7 +37,7 @@ def page_blocks():
     text = RULES.read_text()
     starts = [(match.start(), match[1]) for match in re.finditer(r"location = (\S+) \{", text)]
     ends = [start for start, _ in starts[1:]] + [len(text)]
-    return {uri: text[start:end] for (start, uri), end in zip(starts, ends)}
+    return {uri: text[start:end] for (start, uri), end in zip(starts, ends, strict=True)}
 
 
 def page_bodies():
@@ -81,4 +81,4 @@ def test_the_unavailable_page_is_the_contracts_refusal_where_no_copy_could_take_
     block = page_blocks()["/.proxy-error/503"]
     case = block[block.index("if ($upstream_addr = app) {") :].split("\n        }")[0]
     assert f"add_header Retry-After {RETRY_AFTER} always;" in case
-    assert f"return 200 '{{\"error\":\"{OVERLOADED}\"}}';" in case
+    assert f'return 200 \'{{"error":"{OVERLOADED}"}}\';' in case

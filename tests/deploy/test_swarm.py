@@ -158,7 +158,7 @@ def remove_stack(env):
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory):
+def stack(tmp_path_factory, build_cache):
     system_tool("docker")
     tmp = tmp_path_factory.mktemp("swarm")
     env = {**os.environ, "DOCKER_CONFIG": compose_plugin(tmp / "docker-config")}
@@ -201,6 +201,7 @@ def stack(tmp_path_factory):
             # The bridge `swarm init` made for the tasks' outside traffic; leaving
             # the swarm keeps it (no swarm ran before: checked above).
             run(["docker", "network", "rm", "docker_gwbridge"], env, check=False)
+            build_cache(env, PROJECT)
             remove_new_images(env, before, leftovers(env)["image"])
             assert leftovers(env) == {"container": [], "volume": [], "network": [], "image": []}
             assert swarm_state(env) == "inactive"
