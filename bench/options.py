@@ -8,6 +8,19 @@ DEFAULT_SLO_STEP = 10  # wrk2 calibrates for 10 s: a shorter step's p99 means li
 
 
 @dataclass(frozen=True)
+class Rates:
+    """--rate: the rates offered, req/s (given), or auto: fractions of each
+    app's closed-loop peak (bench/load/openloop, AUTO_FRACTIONS)."""
+
+    given: tuple = ()
+    auto: bool = False
+
+    def recorded(self):
+        """As a result records it: "auto", or the list of rates."""
+        return "auto" if self.auto else list(self.given)
+
+
+@dataclass(frozen=True)
 class Runs:
     """How every measured run loads an app: what the closed-loop peak, the
     open-loop rate, --tune's search and the pgbench ceiling read."""
@@ -55,7 +68,7 @@ class Options:
     results_dir: str
     command: str
     pgbench: bool = True  # the ceiling (bench/modes/ceiling.py)
-    rates: object = None  # --rate: None (closed loop only), "auto", or a list of req/s
+    rates: Rates | None = None  # --rate (None: the closed loop only)
     db_delays: tuple = (0.0,)  # --db-delay: seconds added per round trip, swept
     tune: bool = False  # --tune: search each app's configurations per condition
     slo: object = None  # --slo: a latency objective (bench/values.py Objective): capacity

@@ -201,7 +201,7 @@ def fan_out(options):
         return "--fan-out and --upstream-delay start the apps' sources: not with --target"
     if asked and not any(ROUTES[key].fans_out for key in options.routes):
         return "--fan-out and --upstream-delay are the ratings route's: add ratings to --routes"
-    if asked and options.rates == "auto":
+    if asked and options.rates and options.rates.auto:
         return "--rate auto: not with --fan-out (give the rates: R,...)"
     try:
         limit = sources.timeout(options.sut.env)

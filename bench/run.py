@@ -174,7 +174,7 @@ def results(options, db, started, found):
         generator={
             "name": openloop.NAME,
             "version": openloop.version(),
-            "rates": options.rates,
+            "rates": options.rates.recorded(),
             "connections": max(runs.connections),
         }
         if options.rates

@@ -14,6 +14,7 @@ import psycopg2.extensions
 
 from bench import write_token
 from bench.load.openloop import MAX_RATE
+from bench.options import Rates
 from bench.sut.delay_proxy import parse_delay
 from bench.sut.processes import cpu_set
 from infra import ROOT
@@ -106,9 +107,9 @@ def choice_list(choices, all_word=None, every=None):
 
 def rate_list(text):
     """--rate: 'auto', or a comma list of request rates per second, each from 1
-    to what one generator process can offer."""
+    to what one generator process can offer: its Rates."""
     if text.strip() == "auto":
-        return "auto"
+        return Rates(auto=True)
     try:
         values = [float(part) for part in text.split(",")]
     except ValueError:
@@ -118,7 +119,7 @@ def rate_list(text):
             f"rates from 1 to {MAX_RATE:,} requests/s, what one generator process can "
             f"offer (bench/load/openloop): {text!r}"
         )
-    return unique(values, text)
+    return Rates(tuple(unique(values, text)))
 
 
 def multiple_list(text):

@@ -35,8 +35,8 @@ def rates_per_route(options):
     """How many rates each app is offered on each route (0 without --rate)."""
     if not options.rates:
         return 0
-    if options.rates != "auto":
-        return len(options.rates)
+    if not options.rates.auto:
+        return len(options.rates.given)
     return 1 if server_matrix.is_matrix(options.sut) else len(openloop.AUTO_FRACTIONS)
 
 
@@ -57,8 +57,8 @@ def run(stage, found):
 
 def rates_for(options, peaks, deployment, route):
     """The rates offered on route in deployment: --rate's, or auto's."""
-    if options.rates != "auto":
-        return options.rates
+    if not options.rates.auto:
+        return list(options.rates.given)
     matrix = server_matrix.is_matrix(options.sut)
     found = [
         p.summary.requests_per_s

@@ -25,7 +25,7 @@ CHARTS = [("draw", ".png")]  # bench/report/charts/peak.py: req/s and latency pe
 
 def skipped(options):
     """--rate with rates given measures at those rates only; auto needs the peaks."""
-    return bool(options.rates) and options.rates != "auto"
+    return bool(options.rates) and not options.rates.auto
 
 
 def steps(options, apps):

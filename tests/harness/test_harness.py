@@ -14,6 +14,7 @@ from bench import plan, progress, rotation, write_token
 from bench.load import openloop, wrk
 from bench.load.openloop.load import request_bytes
 from bench.modes import open_loop, server_matrix, tune
+from bench.options import Rates
 from bench.records import AppRun, Peak, Results, Summary, to_json
 from bench.report import tables
 from bench.routes import ROUTES
@@ -124,10 +125,10 @@ def test_the_plan_counts_every_run_start_and_ceiling():
         "run": (2 * 2 * 3 * 5, 8 + 2 + progress.RUN_OVERHEAD_SECONDS),  # apps x deployments x ...
         "rate": (0, 8 + 2 + progress.RUN_OVERHEAD_SECONDS),
     }
-    with_rates = plan.plan(options(rates=[100, 200]), 4)
+    with_rates = plan.plan(options(rates=Rates((100, 200))), 4)
     assert with_rates["run"][0] == with_rates["primer"][0] == 0
     assert with_rates["rate"][0] == 2 * 2 * 3 * 2
-    assert plan.plan(options(rates="auto"), 4)["rate"][0] == 2 * 2 * 3 * 4
+    assert plan.plan(options(rates=Rates(auto=True)), 4)["rate"][0] == 2 * 2 * 3 * 4
     assert plan.plan(options(target="http://127.0.0.1:8000"), 1)["start"][0] == 0
     # --tune: Flask's 4 configurations and Quart's 3, each once per route;
     # then one of each app measured as usual.
@@ -255,9 +256,9 @@ def peak_of(deployment, rate, errors=0, app="flask"):
 
 def test_rate_auto_offers_every_app_fractions_of_the_slowest_peak():
     peaks = [peak_of("tuned", rate) for rate in (3000, 1000, 2000)]
-    auto = open_loop.rates_for(options(rates="auto"), peaks, "tuned", ROUTES["film"])
+    auto = open_loop.rates_for(options(rates=Rates(auto=True)), peaks, "tuned", ROUTES["film"])
     assert auto == [250, 500, 750, 900]
-    given = open_loop.rates_for(options(rates=[10.0, 20.0]), peaks, "tuned", ROUTES["film"])
+    given = open_loop.rates_for(options(rates=Rates((10.0, 20.0))), peaks, "tuned", ROUTES["film"])
     assert given == [10.0, 20.0]
 
 
@@ -268,14 +269,16 @@ def test_rate_auto_in_a_server_matrix_offers_every_pair_one_rate_from_the_slowes
         peak_of("twisted", 800, errors=3),  # not sane: errors
         peak_of("wsgiref", 400),  # not sane: the floor
     ]
-    matrix = options(deployments=["gunicorn-sync", "waitress", "twisted", "wsgiref"], rates="auto")
+    matrix = options(
+        deployments=["gunicorn-sync", "waitress", "twisted", "wsgiref"], rates=Rates(auto=True)
+    )
     assert server_matrix.is_matrix(matrix.sut)
     for server in matrix.sut.deployments:  # one rate for every pair: 75% of waitress's peak
         assert open_loop.rates_for(matrix, peaks, server, ROUTES["film"]) == [900]
     slots = lineup(matrix.sut, 20)
     # flask (quart is ASGI) x servers x routes:
     assert plan.plan(matrix, len(slots))["rate"][0] == 4 * 3
-    assert not server_matrix.is_matrix(sut(deployments=["waitress"], rates="auto"))
+    assert not server_matrix.is_matrix(sut(deployments=["waitress"], rates=Rates(auto=True)))
 
 
 def saved(rates):
