@@ -67,7 +67,7 @@ def needed_to_serve(argv):
 
 def needed_to_measure(argv):
     """wrk for every closed-loop run (and --rate auto's peaks); nginx in front
-    (--proxy on, both or door, --replicas above 1) of the apps a run starts;
+    (--proxy but off, --replicas above 1) of the apps a run starts;
     PgBouncer; taskset to pin. --help needs none."""
     known = measuring().scan(argv)
     if known is None or known.help:
@@ -76,7 +76,7 @@ def needed_to_measure(argv):
     needs = {
         "wrk": known.rate is None or known.rate.strip() == "auto",
         "nginx": not known.target
-        and (known.proxy in ("on", "both", "door") or max(copies, default=1) > 1),
+        and (known.proxy not in (None, "off") or max(copies, default=1) > 1),
         "pgbouncer": known.pgbouncer,
         "taskset": known.pin is not None,
     }

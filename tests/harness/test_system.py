@@ -180,6 +180,15 @@ def test_the_tools_a_benchmark_needs(argv, tools):
     assert preflight.tools_needed(argv) == tools
 
 
+def test_every_proxy_choice_but_off_needs_nginx():
+    """The run's own choices (bench/arguments.py), each read by preflight:
+    a choice added there needs no change here (--proxy limit had none)."""
+    [proxy] = [a for a in arguments.parser()._actions if "--proxy" in a.option_strings]
+    for choice in proxy.choices:
+        needed = preflight.tools_needed(["quart", "--proxy", choice])
+        assert ("nginx" in needed) == (choice != "off"), choice
+
+
 def test_the_scanners_read_real_options():
     """Each option bench/preflight.py reads is one of the command line it
     reads it for: a renamed option fails here rather than go unseen."""
