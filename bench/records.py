@@ -115,7 +115,7 @@ class Capacity:
     connections: int
     capacity_rps: dict
     steps: list = field(default_factory=list)
-    peak_rps: float | None = None  # the closed-loop req/s the search started from
+    peak_rps: float | None = None  # the closed-loop 2xx req/s the search started from
     bound: dict | None = None
     connection_model: dict | None = None
     step_seconds: int | None = None

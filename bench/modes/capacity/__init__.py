@@ -13,7 +13,7 @@ every search in rotation (drive.py), what bounds the capacity (bounds.py)
 and the records (records.py). The mode's section is a view of its records
 (bench/report/capacity.py).
 
-The report's first table then ranks the apps by capacity, closed-loop req/s
+The report's first table then ranks the apps by capacity, closed-loop 2xx req/s
 beside it, each ratio to the baseline with its interval ("no measurable
 difference" inside it or the A/A floor), the bound that binds and the open
 loop's connection model."""
