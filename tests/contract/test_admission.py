@@ -182,11 +182,10 @@ def timed(method, url, **kwargs):
     return response, time.monotonic() - started
 
 
-def test_past_the_budget_requests_are_refused_fast_and_write_nothing(admitting, db, database_url):
-    """The app's one connection waits on a locked table; a read and a write
-    behind it are refused within the budget; the held read is answered once
-    the lock goes."""
-    url = admitting.url
+def asked_behind_a_held_read(url, db, database_url):
+    """The app's one connection held by a read that waits on a locked film
+    table; meanwhile a read and a write are asked. (The held read's response,
+    [(response, seconds) of the read and the write]), once the lock went."""
     assert timed("GET", f"{url}/films/995/")[0].status_code == 200  # connected
     locker = psycopg2.connect(database_url)
     try:
@@ -195,13 +194,20 @@ def test_past_the_budget_requests_are_refused_fast_and_write_nothing(admitting, 
         with ThreadPoolExecutor(1) as background:
             held = background.submit(timed, "GET", f"{url}/films/995/")
             wait_for_lock_waiter(db)
-            read, read_took = timed("GET", f"{url}/films/994/")
-            write, write_took = timed("POST", f"{url}/reviews/", json={"film_id": 994, "rating": 4})
+            read = timed("GET", f"{url}/films/994/")
+            write = timed("POST", f"{url}/reviews/", json={"film_id": 994, "rating": 4})
             locker.rollback()
-            held_response, _ = held.result(timeout=10)
+            return held.result(timeout=10)[0], [read, write]
     finally:
         locker.close()
-    for response, took in [(read, read_took), (write, write_took)]:
+
+
+def test_past_the_budget_requests_are_refused_fast_and_write_nothing(admitting, db, database_url):
+    """The app's one connection waits on a locked table; a read and a write
+    behind it are refused within the budget; the held read is answered once
+    the lock goes."""
+    held_response, asked = asked_behind_a_held_read(admitting.url, db, database_url)
+    for response, took in asked:
         assert (response.status_code, response.json()) == (503, OVERLOADED)
         assert response.headers["Retry-After"] == "1"
         assert response.headers["Content-Type"].startswith("application/json")
@@ -233,23 +239,8 @@ def test_behind_nginx_with_its_limit_past_it_nginx_refuses_at_once_and_writes_no
     ):
         url = handle.url
         assert proxy.max_conns(handle) == 1
-        assert timed("GET", f"{url}/films/995/")[0].status_code == 200
-        locker = psycopg2.connect(database_url)
-        try:
-            with locker.cursor() as cursor:
-                cursor.execute("BEGIN; LOCK TABLE film IN ACCESS EXCLUSIVE MODE")
-            with ThreadPoolExecutor(1) as background:
-                held = background.submit(timed, "GET", f"{url}/films/995/")
-                wait_for_lock_waiter(db)
-                read, read_took = timed("GET", f"{url}/films/994/")
-                write, write_took = timed(
-                    "POST", f"{url}/reviews/", json={"film_id": 994, "rating": 4}
-                )
-                locker.rollback()
-                held_response, _ = held.result(timeout=10)
-        finally:
-            locker.close()
-        for response, took in [(read, read_took), (write, write_took)]:
+        held_response, asked = asked_behind_a_held_read(url, db, database_url)
+        for response, took in asked:
             assert (response.status_code, response.json()) == (503, OVERLOADED)
             assert response.headers["Retry-After"] == "1"
             assert response.headers["Content-Type"].startswith("application/json")
