@@ -1,34 +1,28 @@
-"""./benchmark.sh's command line: every option and its help, each stored under
-the name of its Options field (bench/options.py); the parsers of its values
-are bench/values.py. bench/cli.py turns what it parses into the run's Options."""
+"""./benchmark.sh's command line: the options of every run (what it starts,
+how it loads each app, where the results go) and each mode's own, which the
+mode adds in a group of its own (bench/modes/); each stored under the name of
+its Options field (bench/options.py). The parsers of the values are
+bench/values.py; bench/cli.py turns what it parses into the run's Options."""
 
 import argparse
 import os
 
-from bench.options import DEFAULT_SLO_STEP
+from bench import modes
 from bench.routes import DEFAULT_ROUTES, ROUTES
 from bench.sut.budget import DEFAULT_CONNECTIONS
 from bench.sut.servers import PRODUCTION, SERVERS
 from bench.values import (
-    DEFAULT_SPIKE,
     choice_list,
     database_url,
-    delay_list,
     env_setting,
-    fan_out_list,
     int_list,
-    multiple_list,
     pin_spec,
     positive,
     positive_seconds,
-    rate_list,
     repeats,
     results_folder,
     seconds,
-    slo,
-    spike_phases,
     target_url,
-    upstream_delay_list,
     write_token_file,
 )
 from infra.apps import known, names
@@ -125,95 +119,11 @@ def parser():
         "bench/sut/deployments.py)",
     )
     p.add_argument(
-        "--rate",
-        dest="rates",
-        type=rate_list,
-        metavar="R[,R...]|auto",
-        help="open loop: offer each app these requests/s (bench/load/openloop: latency from "
-        "each request's due time); auto: 25/50/75/90%% of the slowest app's wrk peak on "
-        "each route, measured first",
-    )
-    p.add_argument(
-        "--slo",
-        type=slo,
-        metavar="[pP:]LATENCY",
-        help="a latency objective, e.g. 100ms (the p99) or p95:50ms: each app's capacity, the "
-        "most requests/s the open loop can offer with that percentile within it and no error, "
-        "found by bracketing and bisecting from the closed-loop peak, --repeat rounds per step "
-        "in rotation, with a bootstrap 95%% interval (bench/modes/capacity/); tables then "
-        "rank by it, and --tune chooses by it",
-    )
-    p.add_argument(
-        "--slo-step",
-        type=positive_seconds,
-        default=DEFAULT_SLO_STEP,
-        help=f"each step of the capacity search, per round (default {DEFAULT_SLO_STEP}s: a p99 "
-        "of fewer requests means little); the capacity's confirmation runs 3 steps' length",
-    )
-    p.add_argument(
-        "--overload",
-        type=multiple_list,
-        default=(),
-        metavar="M[,M...]",
-        help="with --slo: then offer each app these multiples of its own capacity (per route, "
-        "connection count and database delay), e.g. 0.5,1,1.5,2,4: goodput (2xx within the "
-        "objective), 503 refusals and other errors per second (bench/modes/overload.py)",
-    )
-    p.add_argument(
-        "--spike",
-        type=spike_phases,
-        nargs="?",
-        const=DEFAULT_SPIKE,
-        default=(),
-        metavar="Mx:S,...",
-        help="with --slo: then offer each app a step load of multiples of its own capacity, "
-        f"phase after phase (alone: {','.join(map(str, DEFAULT_SPIKE))}; shorter, e.g. "
-        "0.5x:4s,3x:2s,0.5x:6s): per second the p99, goodput and 503s, and the recovery, "
-        "the time after the spike until every second keeps the objective (bench/modes/spike.py)",
-    )
-    p.add_argument(
-        "--profile",
-        action="store_true",
-        help="with --rate: then offer each app the same rates again with py-spy sampling "
-        "every process of its server: where its CPU goes, by layer (server, framework, "
-        "driver, event loop, JSON, its own code, the kernel), a flame graph per app "
-        "(bench/modes/profile.py)",
-    )
-    p.add_argument(
         "--server",
         type=choice_list([PRODUCTION, *SERVERS], "all"),
         help="run each app under these servers instead of a deployment: a comma list of "
         f"{', '.join([PRODUCTION, *SERVERS])}, or all (each app under those that serve its "
         "interface, WSGI or ASGI; serve.sh is its own; see bench/sut/servers.py)",
-    )
-    p.add_argument(
-        "--db-delay",
-        dest="db_delays",
-        type=delay_list,
-        default=(0.0,),
-        metavar="D[,D...]",
-        help="add D to every round trip between each app (and pgbench) and Postgres, "
-        "through a delay proxy of its own (bench/sut/delay_proxy.py): e.g. 0,1ms,5ms,20ms runs "
-        "everything once per delay; 0 is direct (default 0)",
-    )
-    p.add_argument(
-        "--fan-out",
-        dest="fan_outs",
-        type=fan_out_list,
-        default=(),
-        metavar="N[,N...]",
-        help="the ratings route's sources per request: each app told of N (UPSTREAM_FANOUT) "
-        "of the rating service the run starts (python -m upstream), each N a start of every "
-        "app; implies --routes ratings (with it and no --fan-out: 3)",
-    )
-    p.add_argument(
-        "--upstream-delay",
-        dest="upstream_delays",
-        type=upstream_delay_list,
-        default=(),
-        metavar="D[~J][,...]",
-        help="each rating answered D after it is asked, give or take J: e.g. 10ms,50ms~10ms,"
-        "200ms, the rating service started once per delay (default 50ms~10ms)",
     )
     p.add_argument(
         "--workers",
@@ -295,15 +205,6 @@ def parser():
         "the pools they can use, sharing that budget",
     )
     p.add_argument(
-        "--tune",
-        action="store_true",
-        help="each app at its best per condition (database delay x connections): a short run "
-        "of every configuration its practitioners would try (sync workers, workers x threads, "
-        "gevent with psycogreen; event loops x pool size; bench/modes/tune.py), on the same "
-        "cores and --db-connections, then the best measured in rotation; replaces "
-        "--deployment and --server",
-    )
-    p.add_argument(
         "--replicas",
         type=int_list,
         default=[1],
@@ -313,13 +214,11 @@ def parser():
         "measures each count side by side in rotation (default 1: one copy, as --proxy says)",
     )
     p.add_argument(
-        "--no-pgbench", dest="pgbench", action="store_false", help="skip the database ceiling"
-    )
-    p.add_argument(
         "--results",
         dest="results_dir",
         type=results_folder,
         default="results",
         help="where each run makes its folder (default results/; relative to the project)",
     )
+    modes.options(p)
     return p

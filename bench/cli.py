@@ -58,6 +58,13 @@ def fan_out_of(args, routes):
     return args.fan_outs or DEFAULT_FAN_OUT, args.upstream_delays or DEFAULT_UPSTREAM_DELAY
 
 
+# The bridge from the command line to Options: every destination of the parser
+# is a field of Options but these, which choose the deployments; every field is
+# a destination but these, made here (tests/harness/test_modes.py holds both).
+CHOOSING = ("deployment", "server")
+MADE = ("deployments", "command")
+
+
 def options_of(args, apps, argv):
     """The run's typed Options (bench/options.py): the parsed command line,
     each option under its field's name (its dest), and what is derived here."""

@@ -7,11 +7,10 @@ prints the first refusal found, and exits 2."""
 import resource
 import urllib.parse
 
-from bench.modes import MEASURING
-from bench.options import DEFAULT_SLO_STEP
+from bench import modes
 from bench.plan import plan
 from bench.routes import ROUTES
-from bench.sut import pgbouncer, sources
+from bench.sut import pgbouncer
 from bench.sut.budget import DEFAULT_CONNECTIONS
 from bench.sut.deployments import NoThreads
 from bench.sut.lineup import lineup
@@ -29,8 +28,7 @@ LONGEST_RUN_DAYS = 7
 def refusal(options):
     """(the first reason these options cannot run, or None; the lineup: the
     Slots the run starts, none for --target)."""
-    alone = (modes, target, apps, tasks, open_files, proxied_clients, copies, delays, fan_out)
-    alone += (port_free,)
+    alone = (modes.refused, target, apps, tasks, open_files, proxied_clients, copies, port_free)
     problem = next(filter(None, (check(options) for check in alone)), None)
     if problem:
         return problem, []
@@ -47,18 +45,6 @@ def budget_of(options):
     return options.sut.db_connections or DEFAULT_CONNECTIONS
 
 
-def modes(options):
-    if options.tune and (options.target or options.rates):
-        return "--tune measures closed loop the apps it starts: not with --target or --rate"
-    if options.slo and options.rates:
-        return "--slo finds the rates to offer itself: not with --rate"
-    if options.slo_step != DEFAULT_SLO_STEP and not options.slo:
-        return "--slo-step is the capacity search's: give --slo too"
-    # A mode's own refusal (refused(options) in bench/modes/): its options' rules.
-    own = (mode.refused(options) for mode in MEASURING if hasattr(mode, "refused"))
-    return next(filter(None, own), None)
-
-
 def target(options):
     if not options.target:
         return None
@@ -73,7 +59,6 @@ def target(options):
         )
     started = {
         "--replicas starts copies of an app": options.sut.replicas != (1,),
-        "--db-delay puts a proxy between the apps it starts and Postgres": any(options.db_delays),
         "--pgbouncer goes between the apps it starts and Postgres": options.sut.pgbouncer,
     }
     if (options.rates or options.slo) and urllib.parse.urlsplit(options.target).scheme == "https":
@@ -183,37 +168,6 @@ def copies(options):
     if most <= budget:
         return None
     return f"--replicas {most}: each copy holds one of the app's {budget} --db-connections at least"
-
-
-def delays(options):
-    if max(options.db_delays) >= options.runs.timeout:
-        return "--db-delay: every request would wait on Postgres longer than --timeout"
-    return None
-
-
-def fan_out(options):
-    """The ratings route's sources: started by the run for the apps it starts
-    (a --target has its own), for the closed loop, answering within the
-    apps' deadline; the open loop at rates given, not auto's (fractions of
-    peaks of every fan-out at once)."""
-    asked = options.fan_outs or options.upstream_delays
-    if asked and options.target:
-        return "--fan-out and --upstream-delay start the apps' sources: not with --target"
-    if asked and not any(ROUTES[key].fans_out for key in options.routes):
-        return "--fan-out and --upstream-delay are the ratings route's: add ratings to --routes"
-    if asked and options.rates and options.rates.auto:
-        return "--rate auto: not with --fan-out (give the rates: R,...)"
-    try:
-        limit = sources.timeout(options.sut.env)
-    except ValueError:
-        return "--env UPSTREAM_TIMEOUT: not a number of seconds"
-    late = [delay for delay in options.upstream_delays if delay.high >= limit]
-    if late:
-        return (
-            f"--upstream-delay {late[0]}: a source would answer after the apps' UPSTREAM_TIMEOUT "
-            f"({limit:g}s; --env UPSTREAM_TIMEOUT=S gives them longer)"
-        )
-    return None
 
 
 def port_free(options):

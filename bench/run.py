@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import psycopg2
 
-from bench import folder
+from bench import folder, modes
 from bench.errors import BenchmarkError
-from bench.load import openloop, wrk
-from bench.modes import MEASURING, capacity, charts, db_delay, report
+from bench.load import wrk
+from bench.modes import MEASURING, charts, report
 from bench.plan import plan
 from bench.progress import Progress, say
 from bench.records import Results, to_json
@@ -168,17 +168,8 @@ def results(options, db, started, found):
             "rotating per repeat and route",
         },
         pinning=options.pinning,
-        objective=capacity.objective_of(options).as_dict() if options.slo or options.tune else None,
-        delay_proxy=db_delay.DELAY_PROXY if any(options.db_delays) else None,
         apps=[target.record for target in started],
-        generator={
-            "name": openloop.NAME,
-            "version": openloop.version(),
-            "rates": options.rates.recorded(),
-            "connections": max(runs.connections),
-        }
-        if options.rates
-        else None,
+        **modes.recorded(options),
         **found,
     )
 
@@ -216,13 +207,13 @@ def measure_at(stage, slots, found, results_dir, stamp):
         fan_out = stage.fan_out
         say(f"ratings: {fan_out.count} source(s) per request, each {fan_out.delay_text} away")
     for mode in MEASURING:
-        add(found, mode.before_start(stage) if hasattr(mode, "before_start") else {})
+        add(found, mode.before_start(stage))
     started = start_targets(stage, slots, db, results_dir, stamp)
     stage.measured = targets.verified(started, stage.routes, db, stage.context.runs)
     for target in stage.measured:  # at rest: every app started, verified, not yet loaded
         target.record.pss_rest_mib = memory.pss_mib(*target.pids)
     for mode in MEASURING:
-        add(found, mode.run(stage, found) if hasattr(mode, "run") else {})
+        add(found, mode.run(stage, found))
     targets.read_back_all(stage.measured)
     return started
 
@@ -273,10 +264,8 @@ def run(options, slots):
     results_dir = folder.made(ROOT / options.results_dir, f"{stamp}-{'-'.join(options.sut.apps)}")
     if slots:
         extras.ensure(packages_needed(slots), "the servers of this run")
-    if options.rates or options.slo or options.tune:  # --tune searches capacity too
-        extras.ensure(["hdrhistogram"], "the open-loop generator")
-    if options.profile:
-        extras.ensure(["py-spy"], "--profile's sampler")
+    for mode in modes.MODES:
+        extras.ensure(mode.extras(options), mode.title)
     progress = Progress(plan(options, len(slots) or 1))
     started, found, stopped = [], {}, None
     with contextlib.ExitStack() as cleanup:

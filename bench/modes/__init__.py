@@ -1,28 +1,17 @@
-"""The kinds of measurement, one module each: the pgbench ceiling, the
-closed-loop peak, the open-loop rate, the database-delay sweep, the ratings
-route's fan-out sweep, the server matrix, the proxy comparison, the replica
-comparison, --tune, the capacity at a latency objective (--slo), goodput
-past it (--overload), a spike and the recovery (--spike), and the CPU per
-request by part (of every run the others measure), and by layer inside each
-app (--profile).
+"""The modes, each a Mode (bench/modes/mode.py) in a module of its own: the
+kinds of measurement (the pgbench ceiling, the closed-loop peak, --tune, the
+capacity at a latency objective (--slo), goodput past it (--overload), a
+spike and the recovery (--spike), the open-loop rate (--rate), where each
+app's CPU goes by layer (--profile)) and the sections of the report that
+present what they found (the database-delay sweep, the ratings route's
+fan-out, the server matrix, the proxy and replica comparisons, the CPU per
+request by part).
 
-What a mode may define (each is looked up, none is required):
-- steps(options, apps) -> {kind: (count, seconds each)}: its share of the
-  run's plan at one database delay, which Progress counts down (bench/plan.py);
-- before_start(stage) -> {Results field: [records]}: what it measures before
-  the apps start (the ceiling);
-- run(stage, found) -> {Results field: [records]}: what it measures of the
-  apps started and verified (stage.measured), usually through the one
-  rotation loop (bench/rotation.py); found holds the records of the modes
-  before it at this delay;
-- section(results) -> Markdown lines: its part of the report;
-- CHARTS: the chart functions of bench/report/charts/ it draws, with their
-  file suffixes;
-- refused(options) -> a sentence or None: why its options cannot run with
-  the others (bench/refusals.py asks every measuring mode).
-
-Adding a mode is adding its module here: its name in MODES, in the place its
-section takes in the report, and in MEASURING if it measures."""
+Adding a mode is adding its module here: its MODE in MODES, in the place its
+section takes in the report, and in MEASURING if it measures. Nothing else
+names it: the command line adds its flags, the refusals ask it, the run
+installs its extras, records its facts and runs its steps, all through
+MODES."""
 
 from bench.modes import (
     capacity,
@@ -44,26 +33,28 @@ from bench.report.markdown import markdown
 
 # In the report's order: what a run compared first, then the per-section tables.
 MODES = [
-    ceiling,
-    capacity,
-    overload,
-    spike,
-    tune,
-    fan_out,
-    proxy_cost,
-    replica_sweep,
-    db_delay,
-    server_matrix,
-    open_loop,
-    profile,
-    peak,
-    cpu,
+    ceiling.MODE,
+    capacity.MODE,
+    overload.MODE,
+    spike.MODE,
+    tune.MODE,
+    fan_out.MODE,
+    proxy_cost.MODE,
+    replica_sweep.MODE,
+    db_delay.MODE,
+    server_matrix.MODE,
+    open_loop.MODE,
+    profile.MODE,
+    peak.MODE,
+    cpu.MODE,
 ]
 # In the order they measure at each database delay: the ceiling before the apps
 # start, the closed loop (or --tune's) before the capacity search, which starts
 # from its peaks, the overload and the spike after it (multiples of its
 # capacities), and the open loop, whose auto rates are fractions of the peaks.
-MEASURING = [ceiling, peak, tune, capacity, overload, spike, open_loop, profile]
+MEASURING = [
+    mode.MODE for mode in (ceiling, peak, tune, capacity, overload, spike, open_loop, profile)
+]
 
 
 def report(results):
@@ -73,4 +64,21 @@ def report(results):
 
 def charts():
     """[(chart function, file suffix)] of every mode, in MODES' order."""
-    return [chart for mode in MODES for chart in mode.CHARTS]
+    return [chart for mode in MODES for chart in mode.charts]
+
+
+def options(parser):
+    """Every mode's flags, in a group of its own per mode, in MODES' order."""
+    for mode in MODES:
+        if mode.title:
+            mode.options(parser.add_argument_group(mode.title))
+
+
+def refused(options):
+    """The first mode's refusal of these options, or None."""
+    return next(filter(None, (mode.refused(options) for mode in MODES)), None)
+
+
+def recorded(options):
+    """{Results field: value}: the facts each mode records once per run."""
+    return {name: value for mode in MODES for name, value in mode.recorded(options).items()}

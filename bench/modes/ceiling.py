@@ -16,13 +16,13 @@ cpu_us_per_request: the same SQL with no app and no HTTP."""
 import math
 
 from bench.load import pgbench
+from bench.modes.mode import Mode
 from bench.progress import say
 from bench.records import Ceiling
 from bench.sut import cost
 from bench.sut.database import SPARE_CONNECTIONS
 from bench.sut.delay_proxy import Launched
 
-CHARTS = []
 SECONDS = 2
 
 
@@ -112,3 +112,19 @@ def before_start(stage):
 
 def section(results):
     return []
+
+
+def options(group):
+    group.add_argument(
+        "--no-pgbench", dest="pgbench", action="store_false", help="skip the database ceiling"
+    )
+
+
+MODE = Mode(
+    "ceiling",
+    section,
+    title="the database's ceiling",
+    options=options,
+    steps=steps,
+    before_start=before_start,
+)

@@ -8,12 +8,12 @@ pgbench ceiling's rows are the floor: the same SQL, no app, no HTTP.
 It measures nothing of its own (every closed-loop and open-loop run, and
 every pgbench run, is accounted where it runs): its section only."""
 
+from bench.modes.mode import Mode
 from bench.report.tables import number, table
 from bench.routes import ROUTES
 from bench.sut import cost
 from bench.sut.targets import EXTERNAL
 
-CHARTS = []
 FLOOR = "pgbench (floor)"
 
 
@@ -186,3 +186,9 @@ def section(results):
         )
     lines += [table(header, body), ""]
     return lines + verdict(found, results.environment.get("cpu_count"))
+
+
+MODE = Mode(
+    "cpu",
+    section,
+)

@@ -7,11 +7,11 @@ bound Little's law sets, after the decision table (each app at its best per
 delay and connection count); its charts, the decision (bench/report/charts/
 decision.py) and req/s and p99 against the swept axis."""
 
+from bench.modes.mode import Mode
 from bench.report.select import best, capacity_of
 from bench.report.tables import delays, memory_cell, number, requests_cell, table
 from bench.routes import ROUTES
-
-CHARTS = [("draw_decision", "-decision.png"), ("draw_sweep", "-sweep.png")]
+from bench.values import delay_list
 
 DELAY_PROXY = (
     "--db-delay D: each app, and pgbench, reaches Postgres through a TCP proxy of its "
@@ -217,3 +217,41 @@ def memory_of(ends, app_runs):
     if len(cells) == 1:
         return cells[0][1]
     return "; ".join(f"{cell} ({configuration})" for configuration, cell in cells)
+
+
+def options(group):
+    group.add_argument(
+        "--db-delay",
+        dest="db_delays",
+        type=delay_list,
+        default=(0.0,),
+        metavar="D[,D...]",
+        help="add D to every round trip between each app (and pgbench) and Postgres, "
+        "through a delay proxy of its own (bench/sut/delay_proxy.py): e.g. 0,1ms,5ms,20ms runs "
+        "everything once per delay; 0 is direct (default 0)",
+    )
+
+
+def refused(options):
+    """Why its option cannot run with the others, or None."""
+    if any(options.db_delays) and options.target:
+        return "--db-delay puts a proxy between the apps it starts and Postgres: not with --target"
+    if max(options.db_delays) >= options.runs.timeout:
+        return "--db-delay: every request would wait on Postgres longer than --timeout"
+    return None
+
+
+def recorded(options):
+    """How the delay was added, once: when the run added one."""
+    return {"delay_proxy": DELAY_PROXY} if any(options.db_delays) else {}
+
+
+MODE = Mode(
+    "db_delay",
+    section,
+    charts=tuple([("draw_decision", "-decision.png"), ("draw_sweep", "-sweep.png")]),
+    title="Postgres farther away",
+    options=options,
+    refused=refused,
+    recorded=recorded,
+)

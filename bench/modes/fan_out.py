@@ -7,11 +7,13 @@ Its section: each app per condition and connection count, its req/s, p99,
 memory, the bound its concurrency sets and how far it reached it, and what
 the rating service spent (which must never be the bottleneck)."""
 
+from bench.modes.mode import Mode
 from bench.report.tables import number, requests_cell, table
+from bench.routes import ROUTES
 from bench.sut.sources import timeout
+from bench.values import fan_out_list, upstream_delay_list
 from infra.delays import parse_jittered
 
-CHARTS = []
 THREADED = ("sync", "gthread")  # gunicorn's workers whose request holds its thread
 SATURATED_SHARE = 0.8  # of one core: the rating service's, past which it may bound the apps
 
@@ -186,3 +188,59 @@ def row_key(peak):
         peak.fan_out,
         peak.connections,
     )
+
+
+def options(group):
+    group.add_argument(
+        "--fan-out",
+        dest="fan_outs",
+        type=fan_out_list,
+        default=(),
+        metavar="N[,N...]",
+        help="the ratings route's sources per request: each app told of N (UPSTREAM_FANOUT) "
+        "of the rating service the run starts (python -m upstream), each N a start of every "
+        "app; implies --routes ratings (with it and no --fan-out: 3)",
+    )
+    group.add_argument(
+        "--upstream-delay",
+        dest="upstream_delays",
+        type=upstream_delay_list,
+        default=(),
+        metavar="D[~J][,...]",
+        help="each rating answered D after it is asked, give or take J: e.g. 10ms,50ms~10ms,"
+        "200ms, the rating service started once per delay (default 50ms~10ms)",
+    )
+
+
+def refused(options):
+    """The ratings route's sources: started by the run for the apps it starts
+    (a --target has its own), for the closed loop, answering within the
+    apps' deadline; the open loop at rates given, not auto's (fractions of
+    peaks of every fan-out at once)."""
+    asked = options.fan_outs or options.upstream_delays
+    if asked and options.target:
+        return "--fan-out and --upstream-delay start the apps' sources: not with --target"
+    if asked and not any(ROUTES[key].fans_out for key in options.routes):
+        return "--fan-out and --upstream-delay are the ratings route's: add ratings to --routes"
+    if asked and options.rates and options.rates.auto:
+        return "--rate auto: not with --fan-out (give the rates: R,...)"
+    try:
+        limit = timeout(options.sut.env)
+    except ValueError:
+        return "--env UPSTREAM_TIMEOUT: not a number of seconds"
+    late = [delay for delay in options.upstream_delays if delay.high >= limit]
+    if late:
+        return (
+            f"--upstream-delay {late[0]}: a source would answer after the apps' UPSTREAM_TIMEOUT "
+            f"({limit:g}s; --env UPSTREAM_TIMEOUT=S gives them longer)"
+        )
+    return None
+
+
+MODE = Mode(
+    "fan_out",
+    section,
+    title="the ratings route's sources",
+    options=options,
+    refused=refused,
+)

@@ -12,6 +12,7 @@ time at the highest rate."""
 from bench.load import openloop
 from bench.load.measure import Generator, measure_once
 from bench.modes import peak, server_matrix
+from bench.modes.mode import Mode
 from bench.records import Rate
 from bench.report.tables import (
     CPU_HEADER,
@@ -27,8 +28,7 @@ from bench.report.tables import (
 from bench.rotation import Step, measure_in_rotation
 from bench.routes import ROUTES
 from bench.sut import cost
-
-CHARTS = [("draw_latency", "-latency.png")]
+from bench.values import rate_list
 
 
 def rates_per_route(options):
@@ -234,3 +234,41 @@ def section(results):
         )
         lines += [table(HEADER, [row_cells(rate, results.apps) for rate in here]), ""]
     return lines
+
+
+def options(group):
+    group.add_argument(
+        "--rate",
+        dest="rates",
+        type=rate_list,
+        metavar="R[,R...]|auto",
+        help="open loop: offer each app these requests/s (bench/load/openloop: latency from "
+        "each request's due time); auto: 25/50/75/90%% of the slowest app's wrk peak on "
+        "each route, measured first",
+    )
+
+
+def extras(options):
+    return ["hdrhistogram"] if options.rates else []  # the open-loop generator's
+
+
+def recorded(options):
+    """The generator, once: what offered every rate."""
+    if not options.rates:
+        return {}
+    generator = {"name": openloop.NAME, "version": openloop.version()}
+    rates = {"rates": options.rates.recorded(), "connections": max(options.runs.connections)}
+    return {"generator": generator | rates}
+
+
+MODE = Mode(
+    "open_loop",
+    section,
+    charts=tuple([("draw_latency", "-latency.png")]),
+    title="the open loop",
+    options=options,
+    extras=extras,
+    recorded=recorded,
+    steps=steps,
+    run=run,
+)

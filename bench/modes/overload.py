@@ -17,12 +17,12 @@ from bench import intervals
 from bench.load.openloop import ERROR_KINDS, MAX_RATE
 from bench.modes import open_loop, peak
 from bench.modes.capacity import drive, verdict
+from bench.modes.mode import Mode
 from bench.records import Overload
-from bench.report.overload import section as section  # the mode's section: a view of its records
+from bench.report.overload import section  # the mode's section: a view of its records
 from bench.report.tables import condition
 from bench.rotation import Step, measure_in_rotation
-
-CHARTS = [("draw_overload", "-overload.png")]
+from bench.values import multiple_list
 
 
 def refused(options):
@@ -188,3 +188,27 @@ def record(target, key, offer, reports, options):
         configuration=searched.configuration,
         **target.condition,
     )
+
+
+def options(group):
+    group.add_argument(
+        "--overload",
+        type=multiple_list,
+        default=(),
+        metavar="M[,M...]",
+        help="with --slo: then offer each app these multiples of its own capacity (per route, "
+        "connection count and database delay), e.g. 0.5,1,1.5,2,4: goodput (2xx within the "
+        "objective), 503 refusals and other errors per second (bench/modes/overload.py)",
+    )
+
+
+MODE = Mode(
+    "overload",
+    section,
+    charts=tuple([("draw_overload", "-overload.png")]),
+    title="past capacity",
+    options=options,
+    refused=refused,
+    steps=steps,
+    run=run,
+)

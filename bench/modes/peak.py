@@ -7,6 +7,7 @@ article-style ratio table (with the pgbench ceiling) and the latency table."""
 from bench.load import wrk
 from bench.load.measure import Generator, measure_once
 from bench.modes import server_matrix
+from bench.modes.mode import Mode
 from bench.progress import RUN_OVERHEAD_SECONDS
 from bench.records import Peak
 from bench.report.tables import (
@@ -19,8 +20,6 @@ from bench.report.tables import (
 )
 from bench.rotation import Step, every_app, measure_in_rotation
 from bench.sut import cost
-
-CHARTS = [("draw", ".png")]  # bench/report/charts/peak.py: req/s and latency per section
 
 
 def skipped(options):
@@ -208,3 +207,12 @@ def section(results):
                 lines.append(what_ran(app))
         lines.append("")
     return lines
+
+
+MODE = Mode(
+    "peak",
+    section,
+    charts=tuple([("draw", ".png")]),
+    steps=steps,
+    run=run,
+)

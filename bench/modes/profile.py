@@ -15,13 +15,13 @@ from pathlib import Path
 from bench import layers
 from bench.load.measure import measure_once
 from bench.modes import open_loop, peak
+from bench.modes.mode import Mode
 from bench.records import Profile
-from bench.report.profile import section as section  # the mode's section: a view of its records
+from bench.report.profile import section  # the mode's section: a view of its records
 from bench.rotation import measure_in_rotation
 from bench.sut import cost, readback
 from bench.sut.sampler import Sampled
 
-CHARTS = [("draw_layers", "-layers.png"), ("draw_flames", "-flame.svg")]
 PTRACE_SCOPE = Path("/proc/sys/kernel/yama/ptrace_scope")
 
 
@@ -110,3 +110,31 @@ def record(target, step, report):
         workers=workers,
         **target.condition,
     )
+
+
+def options(group):
+    group.add_argument(
+        "--profile",
+        action="store_true",
+        help="with --rate: then offer each app the same rates again with py-spy sampling "
+        "every process of its server: where its CPU goes, by layer (server, framework, "
+        "driver, event loop, JSON, its own code, the kernel), a flame graph per app "
+        "(bench/modes/profile.py)",
+    )
+
+
+def extras(options):
+    return ["py-spy"] if options.profile else []  # its sampler
+
+
+MODE = Mode(
+    "profile",
+    section,
+    charts=tuple([("draw_layers", "-layers.png"), ("draw_flames", "-flame.svg")]),
+    title="where the CPU goes",
+    options=options,
+    refused=refused,
+    extras=extras,
+    steps=steps,
+    run=run,
+)

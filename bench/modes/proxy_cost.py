@@ -3,10 +3,9 @@ nginx (proxy/api.inc), side by side in the same rotation; the deployments
 gain a twin with nginx in front (bench/sut/lineup.py). Its section: what
 nginx costs."""
 
+from bench.modes.mode import Mode
 from bench.report.tables import delay_words, number, requests_cell, table
 from bench.routes import ROUTES
-
-CHARTS = []
 
 HEADER = [
     "app",
@@ -47,3 +46,9 @@ def section(results):
     if not rows:
         return []
     return ["## What nginx in front costs", "", table(HEADER, rows), ""]
+
+
+MODE = Mode(
+    "proxy_cost",
+    section,
+)

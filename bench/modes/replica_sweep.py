@@ -3,10 +3,9 @@ and as N copies behind nginx sharing its budgets (bench/sut/replicas.py),
 side by side in the same rotation; the deployments gain twins in N copies
 (bench/sut/lineup.py). Its section: req/s and p99 against the copies."""
 
+from bench.modes.mode import Mode
 from bench.report.tables import delay_words, requests_cell, table
 from bench.routes import ROUTES
-
-CHARTS = []
 
 
 def counts(results):
@@ -41,3 +40,9 @@ def section(results):
         "behind nginx only if --proxy put it there."
     )
     return ["## Replicas: req/s and p99 against copies", "", intro, "", table(header, rows), ""]
+
+
+MODE = Mode(
+    "replica_sweep",
+    section,
+)

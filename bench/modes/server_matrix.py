@@ -6,12 +6,12 @@ floor (wsgiref), so that the rate is one every real server should keep. Its
 section: server x app tables of the peaks, of that rate and of memory; its
 chart, one group of bars per server."""
 
+from bench.modes.mode import Mode
 from bench.report.select import layout
 from bench.report.tables import memory_cell, number, requests_cell, table
 from bench.routes import ROUTES
 from bench.sut.servers import SERVERS, is_server
 
-CHARTS = [("draw_matrix", "-matrix.png")]
 FRACTION = 0.75  # of the slowest sane pair's peak: the one rate every pair is offered
 
 
@@ -122,3 +122,10 @@ def tables(results):
 def section(results):
     found = tables(results)
     return ["## The server matrix", "", *found] if found else []
+
+
+MODE = Mode(
+    "server_matrix",
+    section,
+    charts=tuple([("draw_matrix", "-matrix.png")]),
+)

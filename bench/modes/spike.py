@@ -24,11 +24,11 @@ from bench import intervals
 from bench.load.measure import measure_once
 from bench.modes import open_loop, overload
 from bench.modes.capacity import verdict
+from bench.modes.mode import Mode
 from bench.records import Spike
-from bench.report.spike import section as section  # the mode's section: a view of its records
+from bench.report.spike import section  # the mode's section: a view of its records
 from bench.rotation import Step, measure_in_rotation
-
-CHARTS = [("draw_spike", "-spike.png")]
+from bench.values import DEFAULT_SPIKE, spike_phases
 
 
 def refused(options):
@@ -255,3 +255,30 @@ def mean_estimate(values):
         return statistics.mean(values[i] for i in drawn)
 
     return intervals.estimate(mean(range(len(values))), intervals.bootstrap(len(values), mean))
+
+
+def options(group):
+    group.add_argument(
+        "--spike",
+        type=spike_phases,
+        nargs="?",
+        const=DEFAULT_SPIKE,
+        default=(),
+        metavar="Mx:S,...",
+        help="with --slo: then offer each app a step load of multiples of its own capacity, "
+        f"phase after phase (alone: {','.join(map(str, DEFAULT_SPIKE))}; shorter, e.g. "
+        "0.5x:4s,3x:2s,0.5x:6s): per second the p99, goodput and 503s, and the recovery, "
+        "the time after the spike until every second keeps the objective (bench/modes/spike.py)",
+    )
+
+
+MODE = Mode(
+    "spike",
+    section,
+    charts=tuple([("draw_spike", "-spike.png")]),
+    title="a spike",
+    options=options,
+    refused=refused,
+    steps=steps,
+    run=run,
+)

@@ -19,13 +19,13 @@ import math
 
 from bench.modes import capacity, peak
 from bench.modes.capacity import drive
+from bench.modes.mode import Mode
 from bench.records import Trial
 from bench.report.tables import number, table
 from bench.rotation import Step, every_app, measure_in_rotation
 from bench.routes import ROUTES
 from bench.sut.deployments import TUNING
 
-CHARTS = []
 BEST = "best"
 TRIAL_SECONDS = 2  # each configuration's run per route and condition, in the search
 TRIAL_STEPS = 4  # the rates of each configuration's capacity search: its peak, then 3
@@ -297,3 +297,33 @@ def section(results):
         cells = curve_cells(t, routes)
         rows.append([t.app, f"{t.db_delay_ms:g} ms", str(t.connections), name, *cells, memory])
     return lines + [table(header, rows), ""]
+
+
+def options(group):
+    group.add_argument(
+        "--tune",
+        action="store_true",
+        help="each app at its best per condition (database delay x connections): a short run "
+        "of every configuration its practitioners would try (sync workers, workers x threads, "
+        "gevent with psycogreen; event loops x pool size; bench/modes/tune.py), on the same "
+        "cores and --db-connections, then the best measured in rotation; replaces "
+        "--deployment and --server",
+    )
+
+
+def refused(options):
+    """Why its option cannot run with the others, or None."""
+    if options.tune and (options.target or options.rates):
+        return "--tune measures closed loop the apps it starts: not with --target or --rate"
+    return None
+
+
+MODE = Mode(
+    "tune",
+    section,
+    title="each app at its best",
+    options=options,
+    refused=refused,
+    steps=steps,
+    run=run,
+)

@@ -29,9 +29,9 @@ FLOORS = [
     ["bench.sut"],
     ["bench.load"],
     ["bench.report"],
-    ["bench.rotation", "bench.values", "bench.arguments"],
+    ["bench.rotation", "bench.values"],
     ["bench.modes"],
-    ["bench.plan", "bench.compare", "bench.refusals"],
+    ["bench.plan", "bench.compare", "bench.refusals", "bench.arguments"],
     ["bench.run", "bench.redraw", "bench.cli", "bench.__main__", "bench"],
 ]
 PACKAGES = ("common", "infra", "db", "tools", "upstream", "bench")

@@ -21,15 +21,58 @@ loop's connection model."""
 from bench.modes.capacity.drive import confirmed, peak_of, searched
 from bench.modes.capacity.records import ratio_records, record
 from bench.modes.capacity.search import CONFIRM_STEPS, CONFIRM_TRIES, MAX_STEPS
-from bench.report.capacity import section as section  # the mode's section: a view of its records
-from bench.values import DEFAULT_OBJECTIVE
+from bench.modes.mode import Mode
+from bench.options import DEFAULT_SLO_STEP
+from bench.report.capacity import section  # the mode's section: a view of its records
+from bench.values import DEFAULT_OBJECTIVE, positive_seconds, slo
 
-CHARTS = []
+
+def options(group):
+    group.add_argument(
+        "--slo",
+        type=slo,
+        metavar="[pP:]LATENCY",
+        help="a latency objective, e.g. 100ms (the p99) or p95:50ms: each app's capacity, the "
+        "most requests/s the open loop can offer with that percentile within it and no error, "
+        "found by bracketing and bisecting from the closed-loop peak, --repeat rounds per step "
+        "in rotation, with a bootstrap 95%% interval (bench/modes/capacity/); tables then "
+        "rank by it, and --tune chooses by it",
+    )
+    group.add_argument(
+        "--slo-step",
+        type=positive_seconds,
+        default=DEFAULT_SLO_STEP,
+        help=f"each step of the capacity search, per round (default {DEFAULT_SLO_STEP}s: a p99 "
+        "of fewer requests means little); the capacity's confirmation runs 3 steps' length",
+    )
+
+
+def refused(options):
+    """Why its options cannot run with the others, or None."""
+    if options.slo and options.rates:
+        return "--slo finds the rates to offer itself: not with --rate"
+    if options.slo_step != DEFAULT_SLO_STEP and not options.slo:
+        return "--slo-step is the capacity search's: give --slo too"
+    return None
+
+
+def searching(options):
+    """Whether the run searches capacities: --slo's, or --tune's for each configuration."""
+    return bool(options.slo or options.tune)
+
+
+def extras(options):
+    return ["hdrhistogram"] if searching(options) else []  # the open-loop generator's
 
 
 def objective_of(options):
     """The objective the run measures at: --slo's, else --tune's default."""
     return options.slo or DEFAULT_OBJECTIVE
+
+
+def recorded(options):
+    """The objective, once: what the report's tables and charts rank by."""
+    return {"objective": objective_of(options).as_dict()} if searching(options) else {}
 
 
 def steps(options, apps):
@@ -71,3 +114,16 @@ def run(stage, found):
         "ratios": ratios,
         "noise_floor": floors,
     }
+
+
+MODE = Mode(
+    "capacity",
+    section,
+    title="capacity at a latency objective",
+    options=options,
+    refused=refused,
+    extras=extras,
+    recorded=recorded,
+    steps=steps,
+    run=run,
+)

@@ -1,5 +1,5 @@
 """The charts of a run, one module per kind (matplotlib, installed by the
-harness when a run first draws): the modes name theirs in CHARTS
+harness when a run first draws): the modes name theirs in their charts
 (bench/modes/), and drawn() draws those it is given beside a run's JSON
 (`python -m bench.redraw RESULTS.json ...` redraws a saved run's)."""
 

@@ -12,7 +12,7 @@ from bench.report.profile import place
 from bench.report.tables import condition_words
 from bench.routes import ROUTES
 
-CHART_SUFFIX = "-flame.svg"  # the flame graphs' entry in the mode's CHARTS
+CHART_SUFFIX = "-flame.svg"  # the flame graphs' entry in the mode's charts
 
 
 @styled

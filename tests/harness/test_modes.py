@@ -1,0 +1,62 @@
+"""The modes own their switches (bench/modes/mode.py): each mode's flags sit in
+a group of its own in --help, written in its own module; its refusals are
+asked with every run's; what it records once is a field of the results; and
+the command line reaches Options whole: every destination a field, every
+field a destination. Nothing is run."""
+
+import dataclasses
+import inspect
+from pathlib import Path
+
+import pytest
+
+from bench import cli, modes
+from bench.arguments import parser
+from bench.modes.mode import Mode
+from bench.options import FIELDS
+from bench.records import Results
+
+MODES = Path(modes.__file__).parent
+
+
+def destinations():
+    return {action.dest for action in parser()._actions if action.dest != "help"}
+
+
+def test_every_destination_of_the_command_line_is_a_field_of_options_and_back():
+    assert destinations() - set(FIELDS) == set(cli.CHOOSING)
+    assert set(FIELDS) - destinations() == set(cli.MADE)
+
+
+@pytest.mark.parametrize("mode", [m for m in modes.MODES if m.title], ids=lambda m: m.name)
+def test_a_modes_flags_are_a_group_of_the_help_written_in_its_own_module(mode):
+    groups = {group.title: group for group in parser()._action_groups}
+    flags = [action.option_strings for action in groups[mode.title]._group_actions]
+    assert flags, f"{mode.name}: a group without flags"
+    assert Path(inspect.getsourcefile(mode.options)).is_relative_to(MODES)
+    assert Path(inspect.getsourcefile(mode.options)).stem in (mode.name, "__init__")
+
+
+@pytest.mark.parametrize("mode", modes.MODES, ids=lambda mode: mode.name)
+def test_what_a_mode_records_once_is_a_field_of_the_results(mode):
+    fields = {field.name for field in dataclasses.fields(Results)}
+    asked = (["--slo", "100ms", "--db-delay", "5ms"], ["--rate", "9"], [])
+    for argv in asked:
+        options = cli.checked(["flask", *argv])[0]
+        assert set(mode.recorded(options)) <= fields
+
+
+def test_a_mode_added_to_the_registry_gives_its_flags_and_is_asked_its_refusal(monkeypatch, capsys):
+    def options(group):
+        group.add_argument("--toy-level", type=int, default=0)
+
+    def refused(options):
+        return "the toy refuses every run"
+
+    toy = Mode("toy", lambda results: [], title="a toy", options=options, refused=refused)
+    monkeypatch.setattr(modes, "MODES", [*modes.MODES, toy])
+    assert "--toy-level" in parser().format_help()
+    with pytest.raises(SystemExit) as exited:
+        cli.checked(["flask"])
+    assert exited.value.code == 2
+    assert "the toy refuses every run" in capsys.readouterr().err
