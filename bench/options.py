@@ -21,6 +21,41 @@ class Rates:
 
 
 @dataclass(frozen=True)
+class Phase:
+    """One phase of --spike's step load: this many seconds at this multiple of
+    each app's own capacity."""
+
+    seconds: int
+    multiple: float
+
+    def __str__(self):
+        return f"{self.multiple:g}x:{self.seconds}s"
+
+
+# --spike alone: half the capacity for 20 s, three times it for 10 s, then
+# half again for 30 s, time for a queue the spike left to drain (issue 42).
+DEFAULT_SPIKE = (Phase(20, 0.5), Phase(10, 3.0), Phase(30, 0.5))
+
+
+@dataclass(frozen=True)
+class Objective:
+    """A latency objective: this percentile of the latency (from each request's
+    due time) within this many milliseconds (--slo)."""
+
+    percentile: float
+    ms: float
+
+    def __str__(self):
+        return f"p{self.percentile:g} <= {self.ms:g} ms"
+
+    def as_dict(self):
+        return {"percentile": self.percentile, "ms": self.ms}
+
+
+DEFAULT_OBJECTIVE = Objective(99.0, 100.0)  # --tune's without --slo: the issue's 100 ms p99
+
+
+@dataclass(frozen=True)
 class Runs:
     """How every measured run loads an app: what the closed-loop peak, the
     open-loop rate, --tune's search and the pgbench ceiling read."""
@@ -71,10 +106,10 @@ class Options:
     rates: Rates | None = None  # --rate (None: the closed loop only)
     db_delays: tuple = (0.0,)  # --db-delay: seconds added per round trip, swept
     tune: bool = False  # --tune: search each app's configurations per condition
-    slo: object = None  # --slo: a latency objective (bench/values.py Objective): capacity
+    slo: Objective | None = None  # --slo: the objective the capacity is found at
     slo_step: int = DEFAULT_SLO_STEP  # --slo-step: seconds of each step of the capacity search
     overload: tuple = ()  # --overload: multiples of each app's capacity offered after --slo's
-    spike: tuple = ()  # --spike: its phases (bench/values.py Phase), after --slo's capacities
+    spike: tuple[Phase, ...] = ()  # --spike: its phases, after --slo's capacities
     profile: bool = False  # --profile: --rate's runs again, each app's processes sampled
     fan_outs: tuple = ()  # --fan-out: sources per ratings request, each a start of the apps
     upstream_delays: tuple = ()  # --upstream-delay: infra.delays.Jittered, an upstream each

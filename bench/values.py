@@ -6,18 +6,11 @@ import argparse
 import math
 import os
 import re
-import tempfile
-from dataclasses import dataclass
-from urllib.parse import urlsplit
 
-import psycopg2.extensions
-
-from bench import write_token
 from bench.load.openloop import MAX_RATE
-from bench.options import Rates
+from bench.options import Objective, Phase, Rates
 from bench.sut.delay_proxy import parse_delay
 from bench.sut.processes import cpu_set
-from infra import ROOT
 from infra.delays import parse_jittered
 
 Refused = argparse.ArgumentTypeError
@@ -134,23 +127,6 @@ def multiple_list(text):
     return tuple(unique(values, text))
 
 
-@dataclass(frozen=True)
-class Phase:
-    """One phase of --spike's step load: this many seconds at this multiple of
-    each app's own capacity."""
-
-    seconds: int
-    multiple: float
-
-    def __str__(self):
-        return f"{self.multiple:g}x:{self.seconds}s"
-
-
-# --spike alone: half the capacity for 20 s, three times it for 10 s, then
-# half again for 30 s, time for a queue the spike left to drain (issue 42).
-DEFAULT_SPIKE = (Phase(20, 0.5), Phase(10, 3.0), Phase(30, 0.5))
-
-
 def spike_phases(text):
     """--spike: '0.5x:4s,3x:2s,0.5x:6s' -> (Phase, ...): multiples as
     --overload's, whole seconds; the spike is the one phase of the highest
@@ -188,22 +164,6 @@ def delay_list(text):
     return tuple(unique(values, text))
 
 
-@dataclass(frozen=True)
-class Objective:
-    """A latency objective: this percentile of the latency (from each request's
-    due time) within this many milliseconds (--slo)."""
-
-    percentile: float
-    ms: float
-
-    def __str__(self):
-        return f"p{self.percentile:g} <= {self.ms:g} ms"
-
-    def as_dict(self):
-        return {"percentile": self.percentile, "ms": self.ms}
-
-
-DEFAULT_OBJECTIVE = Objective(99.0, 100.0)  # --tune's without --slo: the issue's 100 ms p99
 SLO_PERCENTILES = (50.0, 75.0, 90.0, 95.0, 99.0, 99.9)  # enough samples in a step of seconds
 
 
@@ -259,86 +219,6 @@ def pin_spec(text):
         if not cpu_set(part) <= available:  # a range over a CPU it may not use
             raise Refused(f"{text!r}: this process may run on CPUs {shown} only")
     return dict(zip(("app", "db", "load"), parts, strict=True))
-
-
-def database_url(text):
-    """A postgresql:// URL that libpq (psycopg2, pgbench) and asyncpg both read.
-    The value is never echoed: it may hold a password."""
-    try:
-        parts = urlsplit(text)
-        parts.port  # noqa: B018 (raises ValueError if out of range)
-        psycopg2.extensions.parse_dsn(text)
-        usable = parts.scheme in ("postgresql", "postgres")
-    except (ValueError, psycopg2.Error):
-        usable = False
-    if not usable:
-        raise Refused(
-            "not a postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE URL (nor is "
-            "DATABASE_URL, if that is where it came from); not shown: it may hold a password"
-        )
-    return text
-
-
-def write_token_file(text):
-    """--write-token-file: a file holding the door's write token, checked
-    here (bench/write_token.py); the token is never shown."""
-    try:
-        write_token.read(text)
-    except write_token.BadToken as error:
-        raise Refused(f"{error} (nor is WRITE_TOKEN_FILE, if that is where it came from)") from None
-    return os.path.abspath(text)
-
-
-def target_url(text):
-    """--target: http(s)://HOST[:PORT][/PREFIX], what wrk and the routes' paths
-    are appended to."""
-    try:
-        parts = urlsplit(text)
-        parts.port  # noqa: B018 (raises ValueError if out of range)
-    except ValueError:
-        parts = None
-    plain = text.isprintable() and not any(char.isspace() for char in text)
-    if (
-        not plain  # urlsplit drops tabs and newlines; wrk would not
-        or parts is None
-        or parts.scheme not in ("http", "https")
-        or not parts.hostname
-        or parts.query
-        or parts.fragment
-    ):
-        raise Refused(f"not an http://HOST[:PORT] URL: {text!r}")
-    return text
-
-
-def results_folder(text):
-    """--results: a folder this process can make its runs' folders in, once
-    the run starts (relative to the project's folder). Nothing is made here."""
-    try:
-        reason = folder_problem(ROOT / text) if text and "\0" not in text else "no folder named"
-    except (OSError, ValueError) as error:  # ValueError: a name the OS cannot encode
-        reason = getattr(error, "strerror", None) or str(error)
-    if reason:
-        raise Refused(f"cannot hold the results in {text!r}: {reason}")
-    return text
-
-
-def folder_problem(path):
-    """Why no folder can be made at path, or None. A folder is made and removed
-    in its nearest existing parent: only trying says (/proc, a read-only disk)."""
-    if len(os.fsencode(path)) > os.pathconf(ROOT, "PC_PATH_MAX") // 2:
-        return "too long a path"  # the run's own names go below it
-    parent = path
-    while not parent.exists():
-        if len(os.fsencode(parent.name)) > os.pathconf(ROOT, "PC_NAME_MAX"):
-            return "too long a name"
-        parent = parent.parent
-    if not parent.is_dir():
-        return f"{parent} is not a folder"
-    try:
-        os.rmdir(tempfile.mkdtemp(dir=parent))
-    except OSError as error:
-        return f"no folder can be made in {parent}: {error.strerror}"
-    return None
 
 
 # What the harness sets itself: given through --env, the report would state

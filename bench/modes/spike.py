@@ -25,10 +25,11 @@ from bench.load.measure import measure_once
 from bench.modes import open_loop, overload
 from bench.modes.capacity import verdict
 from bench.modes.mode import Mode
+from bench.options import DEFAULT_SPIKE
 from bench.records import Spike
 from bench.report.spike import section  # the mode's section: a view of its records
 from bench.rotation import Step, measure_in_rotation
-from bench.values import DEFAULT_SPIKE, spike_phases
+from bench.values import spike_phases
 
 
 def refused(options):

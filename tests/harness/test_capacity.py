@@ -23,12 +23,12 @@ from bench.modes.capacity.search import (
     next_confirmation,
 )
 from bench.modes.capacity.verdict import PACE, holds, reduced
-from bench.options import SUT
+from bench.options import SUT, Objective
 from bench.records import AppRun, Capacity, Peak, Results, Summary, Trial
 from bench.report import select
 from bench.report.capacity import floor_for
 from bench.sut.lineup import arms, lineup
-from bench.values import Objective, slo
+from bench.values import slo
 
 P99_100 = Objective(99.0, 100.0)
 

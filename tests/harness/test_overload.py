@@ -14,6 +14,7 @@ import pytest
 
 from bench.modes import overload
 from bench.modes.capacity.search import CONFIRM_STEPS, CONFIRM_TRIES
+from bench.options import Objective
 from bench.plan import plan
 from bench.progress import Progress
 from bench.records import AppRun, Capacity, Results
@@ -21,7 +22,6 @@ from bench.report.charts import draw_overload
 from bench.rotation import Context, Stage
 from bench.routes import ROUTES
 from bench.sut.targets import Target
-from bench.values import Objective
 from tests.helpers import bench_options
 from tests.toy_http import ENVIRONMENT, REFUSED, Connection, NoDatabase, ThreadedServer
 

@@ -23,6 +23,7 @@ import time
 import pytest
 
 from bench.modes import spike
+from bench.options import Objective, Phase
 from bench.plan import plan
 from bench.progress import Progress
 from bench.records import AppRun, Capacity, Results, from_json, to_json
@@ -30,7 +31,6 @@ from bench.report.charts import draw_spike
 from bench.rotation import Context, Stage
 from bench.routes import ROUTES
 from bench.sut.targets import Target
-from bench.values import Objective, Phase
 from tests.helpers import bench_options
 from tests.toy_http import ENVIRONMENT, REFUSED, Connection, NoDatabase, ThreadedServer
 

@@ -22,9 +22,9 @@ from bench.modes.capacity.drive import confirmed, peak_of, searched
 from bench.modes.capacity.records import ratio_records, record
 from bench.modes.capacity.search import CONFIRM_STEPS, CONFIRM_TRIES, MAX_STEPS
 from bench.modes.mode import Mode
-from bench.options import DEFAULT_SLO_STEP
+from bench.options import DEFAULT_OBJECTIVE, DEFAULT_SLO_STEP
 from bench.report.capacity import section  # the mode's section: a view of its records
-from bench.values import DEFAULT_OBJECTIVE, positive_seconds, slo
+from bench.values import positive_seconds, slo
 
 
 def options(group):
