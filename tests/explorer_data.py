@@ -59,7 +59,7 @@ def peak(app, delay, clients):
 
 
 def capacity(app, delay, clients):
-    """The capacity found from that peak (bench/records.py Capacity)."""
+    """The capacity found from that peak (bench/records/ Capacity)."""
     rps, _ = figures(app, delay, clients)
     return {
         "app": app,

@@ -13,7 +13,7 @@ import pytest
 
 from bench import records
 from bench.report import explorer
-from bench.report.explorer import catalogue, model
+from bench.report.explorer import catalogue, cells, model
 from tests.explorer_data import synthetic
 from tools import ROOT
 
@@ -120,7 +120,7 @@ def test_a_run_without_them_has_none(built):
 
 def test_the_spectrum_keeps_the_nines_apart():
     """99.9997 % stays short of 100 % (rounded as a percentile, it would not)."""
-    points = model.spectrum([[0.0, 1.0], [50.0, 2.0], [99.9997, 9.0], [100.0, 10.0]])
+    points = cells.spectrum([[0.0, 1.0], [50.0, 2.0], [99.9997, 9.0], [100.0, 10.0]])
     assert [round(nines, 3) for nines, _ in model.rounded(points)] == [0.301, 5.523]
 
 

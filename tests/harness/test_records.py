@@ -1,4 +1,4 @@
-"""The results as typed records (bench/records.py): every committed result in
+"""The results as typed records (bench/records/): every committed result in
 docs/results/ loads through the reader, survives its JSON form unchanged, and
 renders; a file from a newer harness is refused, not half read."""
 

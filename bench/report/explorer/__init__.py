@@ -16,7 +16,7 @@ from pathlib import Path
 from bench import records
 from bench.layers import LAYERS
 from bench.report import flame
-from bench.report.explorer import catalogue, model
+from bench.report.explorer import catalogue, cells, model
 from bench.routes import ROUTES
 
 HERE = Path(__file__).resolve().parent
@@ -43,7 +43,7 @@ def page(runs, title):
     """The page's HTML over runs (model.view() dicts)."""
     data = {
         "title": title,
-        "dims": {key: {"label": label, "unit": unit} for key, (label, unit) in model.DIMS.items()},
+        "dims": {key: {"label": label, "unit": unit} for key, (label, unit) in cells.DIMS.items()},
         "route_labels": {key: route.label for key, route in ROUTES.items()},
         "layers": {layer: flame.COLOURS[layer] for layer in LAYERS},  # in their order
         "runs": runs,

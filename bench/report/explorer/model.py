@@ -1,15 +1,15 @@
-"""The explorer's view of one run: its JSON form (bench/records.py to_json)
+"""The explorer's view of one run: its JSON form (bench/records/ to_json)
 reduced to what the page shows, in plain values the page's script reads.
 
 A run is its facts (command, commit, machine), its configuration as read back
 from the running servers (the AppRuns), and its cells: one per figure measured,
-each located by its dimensions (DIMS: database delay, clients, offered rate)
+each located by its dimensions (cells.py DIMS: database delay, clients, offered rate)
 and carrying req/s with its interval, latency percentiles, memory, and the
 connections the app held.
 
 The page shows what a run carries and nothing it does not. The fields below
 are read when present and simply absent otherwise:
-- the run's `capacity` (bench/records.py Capacity, --slo): per app, deployment,
+- the run's `capacity` (bench/records Capacity, --slo): per app, deployment,
   database delay, route and connection count, `capacity_rps`, the most req/s
   within a latency objective: {"value", "ci95": [low, high] or None,
   "objective": {"percentile": 99, "ms": 100}}; shown on the closed-loop cell
@@ -41,22 +41,22 @@ are read when present and simply absent otherwise:
 
 import functools
 import math
-import re
 
 from bench.intervals import median
 from bench.report import flame
+from bench.report.explorer.cells import (
+    capacities,
+    closed_cell,
+    condition,
+    estimate,
+    open_cell,
+    sources_words,
+    started_as,
+)
 from bench.routes import ROUTES
 from infra import ROOT, apps
 
-# The dimensions a cell is located by: key -> (label, unit). A cell's value is
-# None where the dimension does not apply (a closed-loop peak has no offered
-# rate). Any other axis a run sweeps is one entry here and one in located().
-DIMS = {
-    "delay": ("database delay", "ms"),
-    "clients": ("clients", ""),  # wrk's connections, or the open-loop generator's
-    "rate": ("offered rate (open loop)", "req/s"),
-}
-APP_FIELDS = [  # what ran, as read back (bench/records.py AppRun), in the table's order
+APP_FIELDS = [  # what ran, as read back (bench/records AppRun), in the table's order
     "app",
     "deployment",
     "db_delay_ms",
@@ -95,136 +95,6 @@ def rounded(value, digits=4):
     return value
 
 
-def estimate(value):
-    """A figure the results give as a number or as {"value", "ci95", ...}:
-    {"value", "ci95"} (ci95 None when not given); None when absent."""
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        found = value.get("value", value.get("rps"))
-        return None if found is None else {"value": found, "ci95": value.get("ci95")}
-    return {"value": value, "ci95": None}
-
-
-def condition(record):
-    """Where a record was measured: app, deployment, delay, route, clients, and
-    the ratings route's sources (None for other routes)."""
-    delay = record.get("db_delay_ms") or 0.0
-    where = record["app"], record["deployment"], delay, record["route"], record["connections"]
-    return (*where, record.get("fan_out"), record.get("upstream_delay"))
-
-
-def capacities(data):
-    """{condition: the capacity found there (see the module's docstring)}."""
-    found = {}
-    for record in data.get("capacity") or []:
-        raw = record["capacity_rps"]
-        found[condition(record)] = {**estimate(raw), "objective": raw.get("objective")}
-    return found
-
-
-def cpu(record):
-    """{part: {"value", "ci95"}} µs per request, or None."""
-    parts = record.get("cpu_us_per_request")
-    return {part: estimate(value) for part, value in parts.items()} if parts else None
-
-
-def interval(summary):
-    """(kind, [low, high]) of a Peak's req/s: its 95% interval when the run
-    computed one, else the min-max of its runs when there were several."""
-    if summary.get("requests_per_s_ci95"):
-        return "ci95", summary["requests_per_s_ci95"]
-    if summary["runs"] > 1:
-        return f"min-max of {summary['runs']} runs", [
-            summary["requests_per_s_min"],
-            summary["requests_per_s_max"],
-        ]
-    return None, None
-
-
-def spectrum(points):
-    """[[nines, ms], ...] from [[percentile, ms], ...]: nines is -log10(1 - p/100)
-    (90 % is 1, 99.9 % is 3), the x of HdrHistogram's percentile plot, which
-    rounds without turning 99.9997 % into 100 %. 0 % and 100 % are left out."""
-    return [[-math.log10(1 - p / 100), ms] for p, ms in points if 0 < p < 100]
-
-
-def named(latency):
-    """The [percentile, ms] pairs of a latency summary's p50, p99.9, ... keys."""
-    return [[float(key[1:]), ms] for key, ms in latency.items() if re.fullmatch(r"p[\d.]+", key)]
-
-
-def started_as(record):
-    """The start of an app a record belongs to (bench/report/tables.py
-    started_as, on the JSON form)."""
-    deployment = record.get("configuration") or record["deployment"]
-    sources = record.get("fan_out"), record.get("upstream_delay")
-    return record["app"], deployment, record.get("db_delay_ms") or 0.0, *sources
-
-
-def located(record, clients, rate=None):
-    """A cell's dimensions (DIMS)."""
-    return {"delay": record.get("db_delay_ms") or 0.0, "clients": clients, "rate": rate}
-
-
-def sources_words(record):
-    """The ratings route's condition, for display beside the deployment."""
-    if not record.get("fan_out"):
-        return ""
-    return f", fan-out {record['fan_out']} x {record['upstream_delay']}"
-
-
-def common(record, budgets):
-    """What closed- and open-loop cells share."""
-    return {
-        "app": record["app"],
-        "deployment": record["deployment"] + sources_words(record),
-        "configuration": record.get("configuration"),
-        "route": record["route"],
-        "pss_mib": record.get("pss_mib"),
-        "budget": budgets.get(started_as(record)),
-        "capacity": None,
-        "cpu_us": cpu(record),
-    }
-
-
-def closed_cell(peak, budgets):
-    """A wrk peak (bench/records.py Peak) as a cell."""
-    summary = peak["summary"]
-    kind, low_high = interval(summary)
-    held = [run["connections_held"] for run in peak["runs"] if run.get("connections_held")]
-    return {
-        **common(peak, budgets),
-        "at": located(peak, peak["connections"]),
-        "rps": summary["requests_per_s"],
-        "interval": low_high,
-        "interval_kind": kind,
-        "runs": summary["runs"],
-        "latency": summary["latency_ms"],
-        "spectrum": spectrum(named(summary["latency_ms"])),
-        "errors": summary["socket_errors"] + summary["non_2xx"],
-        "held": max(held, default=None),
-    }
-
-
-def open_cell(rate, budgets):
-    """An open-loop run (bench/records.py Rate) as a cell: latency from each
-    request's due time, and its HdrHistogram spectrum."""
-    report = rate["report"]
-    return {
-        **common(rate, budgets),
-        "at": located(rate, report.get("connections"), rate["rate"]),
-        "rps": report.get("achieved_rate"),
-        "interval": None,
-        "interval_kind": None,
-        "runs": 1,
-        "latency": report.get("latency_ms") or {},
-        "spectrum": spectrum(report.get("spectrum") or named(report.get("latency_ms") or {})),
-        "errors": (report.get("sent") or 0) - (report.get("ok") or 0),
-        "held": None,
-    }
-
-
 def past_capacity(found):
     """Where a record was measured: an Overload's, a Spike's, a Profile's
     (its deployment named as the cells name theirs, the sources beside)."""
@@ -238,7 +108,7 @@ def past_capacity(found):
 
 
 def overload_point(found):
-    """One multiple of an app's capacity offered (bench/records.py Overload)."""
+    """One multiple of an app's capacity offered (bench/records Overload)."""
     return {
         **past_capacity(found),
         "multiple": found["multiple"],
@@ -254,7 +124,7 @@ def overload_point(found):
 
 
 def profile_view(found, name):
-    """Where an app's CPU went (bench/records.py Profile): its CPU per
+    """Where an app's CPU went (bench/records Profile): its CPU per
     request by layer, its samples, and its flame graph's file beside the
     run's JSON (name: its stem)."""
     return {
@@ -268,7 +138,7 @@ def profile_view(found, name):
 
 
 def spike_view(found):
-    """A spike and the recovery (bench/records.py Spike): each second of the
+    """A spike and the recovery (bench/records Spike): each second of the
     schedule with the median over the runs of its p99, goodput and 503s."""
     phases = found["phases"]
     return {
