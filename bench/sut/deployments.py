@@ -41,6 +41,10 @@ NOTES = {
 # What a deployment sets over each app's own environment.
 ENVIRONMENT = {"unbounded": {"QUEUE_BUDGET": "0"}}
 
+TRIAL_SECONDS = 2  # --tune: each configuration's run per route and condition, in the search
+TRIAL_STEPS = 4  # --tune: the rates of each configuration's capacity search: its peak, then 3
+AS_SHIPPED = ("threads16", "loop2")  # each app's serve.sh as it ships: what the knobs are against
+
 # --tune's configurations, named for what they vary: the concurrency knobs
 # each app's practitioners turn, on the same cores and connection budget.
 # deployment -> app -> (server, workers for a CPU budget or None: serve.sh's

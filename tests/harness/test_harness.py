@@ -13,13 +13,14 @@ import pytest
 from bench import plan, progress, rotation, write_token
 from bench.load import openloop, wrk
 from bench.load.openloop.load import request_bytes
-from bench.modes import open_loop, server_matrix, tune
+from bench.modes import open_loop, server_matrix
 from bench.options import Rates
 from bench.records import AppRun, Peak, Results, Summary, to_json
 from bench.report import tables
 from bench.routes import ROUTES
 from bench.sut import targets
 from bench.sut.budget import Shape
+from bench.sut.deployments import TRIAL_STEPS
 from bench.sut.lineup import Deployment, connections_needed, lineup, slot
 from tests.helpers import bench_options
 from tools import ROOT
@@ -137,8 +138,8 @@ def test_the_plan_counts_every_run_start_and_ceiling():
         deployments=["sync", "threads4", "threads16", "gevent", "loop1", "loop2", "loop4"],
     )
     tuned = plan.plan(tuned, len(lineup(tuned.sut, 20)))
-    # and each then searched for its capacity, at most tune.TRIAL_STEPS rates
-    steps = 1 + tune.TRIAL_STEPS
+    # and each then searched for its capacity, at most TRIAL_STEPS rates
+    steps = 1 + TRIAL_STEPS
     assert tuned["search"][0] == (4 + 3) * 3 * steps and tuned["run"][0] == 2 * 3 * 5
 
 

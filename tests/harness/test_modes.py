@@ -60,3 +60,12 @@ def test_a_mode_added_to_the_registry_gives_its_flags_and_is_asked_its_refusal(m
         cli.checked(["flask"])
     assert exited.value.code == 2
     assert "the toy refuses every run" in capsys.readouterr().err
+
+
+def test_the_objective_is_recorded_once_with_whether_slo_gave_it():
+    def objective(*argv):
+        return modes.recorded(cli.checked(["flask", *argv])[0]).get("objective")
+
+    assert objective("--slo", "p95:50ms") == {"percentile": 95.0, "ms": 50.0, "given": True}
+    assert objective("--tune") == {"percentile": 99.0, "ms": 100.0, "given": False}
+    assert objective() is None

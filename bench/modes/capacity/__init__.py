@@ -71,8 +71,11 @@ def objective_of(options):
 
 
 def recorded(options):
-    """The objective, once: what the report's tables and charts rank by."""
-    return {"objective": objective_of(options).as_dict()} if searching(options) else {}
+    """The objective, once: what the report's tables and charts rank by, and
+    whether --slo gave it (else it is --tune's default)."""
+    if not searching(options):
+        return {}
+    return {"objective": objective_of(options).as_dict() | {"given": bool(options.slo)}}
 
 
 def steps(options, apps):
