@@ -61,7 +61,7 @@ class Stage:
     exits: object  # an ExitStack: what the modes start is stopped when it closes
     measured: list = field(default_factory=list)
     fan_out: object = None  # the ratings route's sources (bench/sut/sources.py FanOut)
-    again: bool = False  # not the first stage at this delay: what the delay alone sets is known
+    first_at_delay: bool = True  # else what the delay alone sets is known (the ceiling)
 
 
 def every_app(step):

@@ -200,7 +200,7 @@ def measure_at(stage, slots, found, results_dir, stamp):
     their records added to found; returns the targets started. The apps and
     proxies started here are stopped before the next delay's start."""
     db = stage.context.db
-    if (len(stage.options.db_delays) > 1 or stage.delay) and not stage.again:
+    if (len(stage.options.db_delays) > 1 or stage.delay) and stage.first_at_delay:
         where = " (delay proxy)" if stage.delay else " (direct)"
         say(f"database {stage.delay * 1000:g} ms away{where}")
     if stage.fan_out:
@@ -225,7 +225,7 @@ def stages(options, routes, context, progress, upstream_log, found):
     fan-out, stopped after its fan-outs, its record added to found) and per
     fan-out. Close it to stop what is still running."""
     for delay in options.db_delays:
-        again = False
+        first = True
         for upstream_delay in options.upstream_delays or [None]:
             with contextlib.ExitStack() as serving:
                 upstream = upstream_delay and started_sources(
@@ -235,9 +235,9 @@ def stages(options, routes, context, progress, upstream_log, found):
                     fan_out = upstream and sources.FanOut(count, upstream_delay, upstream)
                     with contextlib.ExitStack() as phase:
                         stage = Stage(options, routes, context, progress, delay, phase)
-                        stage.fan_out, stage.again = fan_out, again
+                        stage.fan_out, stage.first_at_delay = fan_out, first
                         yield stage
-                    again = True
+                    first = False
                 if upstream:
                     add(found, {"upstreams": [sources.record(upstream, upstream_delay)]})
 
@@ -274,9 +274,9 @@ def run(options, slots):
         if options.sut.db_cpus and not options.target:
             cleanup.enter_context(pinned_database(options.sut.db_cpus))
         routes = [ROUTES[key].writing_to(db.film) for key in options.routes]
-        each = Context(db, options.runs, log), progress, results_dir / f"{stamp}-upstream"
+        shared = Context(db, options.runs, log), progress, results_dir / f"{stamp}-upstream"
         try:
-            with contextlib.closing(stages(options, routes, *each, found)) as every:
+            with contextlib.closing(stages(options, routes, *shared, found)) as every:
                 for stage in every:
                     started += measure_at(stage, slots, found, results_dir, stamp)
         except BenchmarkError as error:

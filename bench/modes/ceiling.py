@@ -66,7 +66,7 @@ def before_start(stage):
     """The Ceilings, measured before the apps start: at the database, or at
     a delay proxy of pgbench's own (stage.delay seconds per round trip)."""
     db = stage.context.db
-    if not (measured(stage.options) and db.url) or stage.again:
+    if not (measured(stage.options) and db.url) or not stage.first_at_delay:
         return {}
     url, parts = db.url, {"postgres": [db.postmaster]}
     if stage.delay:

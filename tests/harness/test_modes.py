@@ -69,3 +69,9 @@ def test_the_objective_is_recorded_once_with_whether_slo_gave_it():
     assert objective("--slo", "p95:50ms") == {"percentile": 95.0, "ms": 50.0, "given": True}
     assert objective("--tune") == {"percentile": 99.0, "ms": 100.0, "given": False}
     assert objective() is None
+
+
+def test_the_measuring_modes_are_those_with_steps_and_each_is_in_the_report_once():
+    assert {mode.name for mode in modes.MEASURING} == {m.name for m in modes.MODES if m.measures}
+    names = [mode.name for mode in modes.MODES]
+    assert len(names) == len(set(names))
