@@ -5,7 +5,6 @@ Each value alone is checked as it is parsed (bench/values.py, bench/addresses.py
 prints the first refusal found, and exits 2."""
 
 import resource
-import urllib.parse
 
 from bench import modes
 from bench.plan import plan
@@ -61,8 +60,6 @@ def target(options):
         "--replicas starts copies of an app": options.sut.replicas != (1,),
         "--pgbouncer goes between the apps it starts and Postgres": options.sut.pgbouncer,
     }
-    if (options.rates or options.slo) and urllib.parse.urlsplit(options.target).scheme == "https":
-        return "the open-loop generator speaks plain HTTP: not with an https:// --target"
     return next((f"{what}: not with --target" for what, on in started.items() if on), None)
 
 

@@ -9,6 +9,8 @@ route (per deployment); in a server matrix, one rate for every pair
 delay, every app at every rate; its chart, the latency spectrum and p99 over
 time at the highest rate."""
 
+from urllib.parse import urlsplit
+
 from bench.load import openloop
 from bench.load.measure import Generator, measure_once
 from bench.modes import peak, server_matrix
@@ -248,6 +250,15 @@ def options(group):
     )
 
 
+def refused(options):
+    """Why its options cannot run with the others, or None: the generator (of
+    --rate's runs and --slo's search) speaks plain HTTP."""
+    offered = options.rates or options.slo
+    if offered and options.target and urlsplit(options.target).scheme == "https":
+        return "the open-loop generator speaks plain HTTP: not with an https:// --target"
+    return None
+
+
 def extras(options):
     return ["hdrhistogram"] if options.rates else []  # the open-loop generator's
 
@@ -267,6 +278,7 @@ MODE = Mode(
     charts=tuple([("draw_latency", "-latency.png")]),
     title="the open loop",
     options=options,
+    refused=refused,
     extras=extras,
     recorded=recorded,
     steps=steps,
