@@ -249,7 +249,10 @@ def recorded(options):
 MODE = Mode(
     "db_delay",
     section,
-    charts=tuple([("draw_decision", "-decision.png"), ("draw_sweep", "-sweep.png")]),
+    charts=(
+        ("draw_decision", "-decision.png"),
+        ("draw_sweep", "-sweep.png"),
+    ),
     title="Postgres farther away",
     options=options,
     refused=refused,

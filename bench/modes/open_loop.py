@@ -275,7 +275,7 @@ def recorded(options):
 MODE = Mode(
     "open_loop",
     section,
-    charts=tuple([("draw_latency", "-latency.png")]),
+    charts=(("draw_latency", "-latency.png"),),
     title="the open loop",
     options=options,
     refused=refused,

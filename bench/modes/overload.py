@@ -205,7 +205,7 @@ def options(group):
 MODE = Mode(
     "overload",
     section,
-    charts=tuple([("draw_overload", "-overload.png")]),
+    charts=(("draw_overload", "-overload.png"),),
     title="past capacity",
     options=options,
     refused=refused,

@@ -212,7 +212,7 @@ def section(results):
 MODE = Mode(
     "peak",
     section,
-    charts=tuple([("draw", ".png")]),
+    charts=(("draw", ".png"),),
     steps=steps,
     run=run,
 )

@@ -130,7 +130,10 @@ def extras(options):
 MODE = Mode(
     "profile",
     section,
-    charts=tuple([("draw_layers", "-layers.png"), ("draw_flames", "-flame.svg")]),
+    charts=(
+        ("draw_layers", "-layers.png"),
+        ("draw_flames", "-flame.svg"),
+    ),
     title="where the CPU goes",
     options=options,
     refused=refused,

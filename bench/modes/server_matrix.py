@@ -127,5 +127,5 @@ def section(results):
 MODE = Mode(
     "server_matrix",
     section,
-    charts=tuple([("draw_matrix", "-matrix.png")]),
+    charts=(("draw_matrix", "-matrix.png"),),
 )

@@ -276,7 +276,7 @@ def options(group):
 MODE = Mode(
     "spike",
     section,
-    charts=tuple([("draw_spike", "-spike.png")]),
+    charts=(("draw_spike", "-spike.png"),),
     title="a spike",
     options=options,
     refused=refused,
