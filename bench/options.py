@@ -4,6 +4,8 @@ becomes (bench/cli.py)."""
 import dataclasses
 from dataclasses import dataclass, field
 
+from infra.delays import Jittered
+
 DEFAULT_SLO_STEP = 10  # wrk2 calibrates for 10 s: a shorter step's p99 means little
 
 
@@ -60,7 +62,7 @@ class Runs:
     """How every measured run loads an app: what the closed-loop peak, the
     open-loop rate, --tune's search and the pgbench ceiling read."""
 
-    connections: list
+    connections: list[int]
     threads: int
     duration: int  # seconds of each measured run
     warmup: int  # seconds of the unmeasured run before it
@@ -76,8 +78,8 @@ class SUT:
     """What each app runs as, and beside what: what bench/sut/targets.py
     reads to start the apps (or to label the --target already running)."""
 
-    apps: list
-    deployments: list  # deployment or server names (bench/sut/deployments.py)
+    apps: list[str]
+    deployments: list[str]  # deployment or server names (bench/sut/deployments.py)
     workers: int | None = None
     worker_threads: int | None = None  # threads per process, where the server has them
     db_connections: int | None = None  # each app's budget (None: the default, fitted)
@@ -85,7 +87,7 @@ class SUT:
     port: int = 0
     proxy: str = "off"  # off, on (nginx in front of every app) or both
     pgbouncer: bool = False  # each app reaches Postgres through its own PgBouncer
-    replicas: tuple = (1,)  # copies of each app behind nginx, each count a target
+    replicas: tuple[int, ...] = (1,)  # copies of each app behind nginx, each count a target
     target: str | None = None  # a server already running, measured instead
     cpus: str | None = None  # --pin's app CPUs
     db_cpus: str | None = None  # --pin's Postgres CPUs: the delay proxies' and PgBouncers'
@@ -96,7 +98,7 @@ class Options:
     """A run, typed: how each run loads the apps (Runs), what it starts (SUT), and the
     switches of its modes, each read by the mode it belongs to."""
 
-    routes: list
+    routes: list[str]  # bench/routes.py ROUTES' keys
     runs: Runs
     sut: SUT
     database_url: str | None
@@ -104,15 +106,15 @@ class Options:
     command: str
     pgbench: bool = True  # the ceiling (bench/modes/ceiling.py)
     rates: Rates | None = None  # --rate (None: the closed loop only)
-    db_delays: tuple = (0.0,)  # --db-delay: seconds added per round trip, swept
+    db_delays: tuple[float, ...] = (0.0,)  # --db-delay: seconds added per round trip, swept
     tune: bool = False  # --tune: search each app's configurations per condition
     slo: Objective | None = None  # --slo: the objective the capacity is found at
     slo_step: int = DEFAULT_SLO_STEP  # --slo-step: seconds of each step of the capacity search
-    overload: tuple = ()  # --overload: multiples of each app's capacity offered after --slo's
+    overload: tuple[float, ...] = ()  # --overload: multiples of each app's capacity, after --slo
     spike: tuple[Phase, ...] = ()  # --spike: its phases, after --slo's capacities
     profile: bool = False  # --profile: --rate's runs again, each app's processes sampled
-    fan_outs: tuple = ()  # --fan-out: sources per ratings request, each a start of the apps
-    upstream_delays: tuple = ()  # --upstream-delay: infra.delays.Jittered, an upstream each
+    fan_outs: tuple[int, ...] = ()  # --fan-out: sources per ratings request, each a start
+    upstream_delays: tuple[Jittered, ...] = ()  # --upstream-delay: an upstream each
 
     @property
     def target(self):

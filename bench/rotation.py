@@ -3,13 +3,18 @@ round, the order rotating by one place per round, so that a drift of the
 shared machine hits every app alike. The closed-loop peak and the open-loop
 rate both measure through it (bench/modes/)."""
 
+import contextlib
 from dataclasses import dataclass, field
+from typing import TextIO
 
 from bench.load.openloop import OpenLoopError
 from bench.load.wrk import WrkError
-from bench.progress import say
+from bench.options import Options, Runs
+from bench.progress import Progress, say
 from bench.routes import Route
 from bench.sut.database import LostWrites
+from bench.sut.sources import FanOut
+from bench.sut.targets import Target
 
 # What fails one app's run (it is then not measured further), not the whole run.
 FAILURES = (WrkError, OpenLoopError, LostWrites)
@@ -41,9 +46,9 @@ class Context:
     """What a mode's measure() reads besides its step: the run's database,
     how each run loads the app (bench/options.py Runs) and the run's log."""
 
-    db: object
-    runs: object
-    log: object
+    db: object  # bench/run.py Database (a floor up: not importable here)
+    runs: Runs
+    log: TextIO
 
 
 @dataclass
@@ -53,14 +58,14 @@ class Stage:
     measuring Context, Progress, the ExitStack that stops what they start,
     and the apps started and verified (set once they are)."""
 
-    options: object
-    routes: list
+    options: Options
+    routes: list[Route]
     context: Context
-    progress: object
+    progress: Progress
     delay: float  # seconds added per round trip to Postgres (0: direct)
-    exits: object  # an ExitStack: what the modes start is stopped when it closes
-    measured: list = field(default_factory=list)
-    fan_out: object = None  # the ratings route's sources (bench/sut/sources.py FanOut)
+    exits: contextlib.ExitStack  # what the modes start is stopped when it closes
+    measured: list[Target] = field(default_factory=list)
+    fan_out: FanOut | None = None  # the ratings route's sources
     first_at_delay: bool = True  # else what the delay alone sets is known (the ceiling)
 
 
