@@ -10,6 +10,7 @@ tests/deploy/test_k8s_security.py checks the rest: Pod Security, NetworkPolicies
 secrets as files, images.
 """
 
+import re
 import subprocess
 
 import kubernetes_validate
@@ -102,6 +103,28 @@ def test_app_deployment(objects, app):
     assert sleep == "sleep"
     assert pod["terminationGracePeriodSeconds"] > int(seconds) + SERVER_GRACE
     assert spec["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+
+
+# proxy/k8s.conf's upstream blocks: {app: its max_conns}
+UPSTREAM = re.compile(
+    r"^upstream (\w+) \{ zone \1 \d+k; server \1:8000 max_conns=(\d+); keepalive \d+; \}$", re.M
+)
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_the_proxy_refuses_past_what_the_services_pods_work_on_at_once(objects, app):
+    """The Kubernetes image's nginx gives app's Service at most the requests
+    its pods work on at once, together: replicas x workers x threads or pool
+    per process, whichever is fewer (an event loop: its pool), as --proxy
+    limit gives each copy its own (bench/sut/budget.py Shape.in_flight)."""
+    limits = dict(UPSTREAM.findall((ROOT / "proxy" / "k8s.conf").read_text()))
+    assert set(limits) == set(APPS)
+    spec = find(objects, "Deployment", app)["spec"]
+    [container] = spec["template"]["spec"]["containers"]
+    variables = env(container)
+    pool = int(variables["POOL_MAX_SIZE"])
+    per_process = min(int(variables.get("WEB_THREADS", pool)), pool)
+    assert int(limits[app]) == spec["replicas"] * int(variables["WEB_WORKERS"]) * per_process
 
 
 def test_the_apps_ask_the_upstream_service(objects):
