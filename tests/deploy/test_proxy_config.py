@@ -8,6 +8,7 @@ import re
 from common.admission import RETRY_AFTER
 from common.contract import METHOD_NOT_ALLOWED, NOT_FOUND, OVERLOADED, PROXY_MESSAGES
 from tools.proxy import RULES
+from tools.serve import APPS
 
 # The error pages built into nginx 1.22 (src/http/ngx_http_special_response.c),
 # but for the redirects and the TLS ones (495-497: no TLS here). 494 is its
@@ -75,10 +76,16 @@ def test_the_method_page_answers_as_the_apps():
 
 
 def test_the_unavailable_page_is_the_contracts_refusal_where_no_copy_could_take_it():
-    """Each copy at its max_conns (--proxy limit): nginx names the upstream
-    block as the address, and the page answers as an app past its capacity
-    does (tests/contract/test_admission.py checks it through a real nginx)."""
+    """Each copy at its max_conns (--proxy limit, the Kubernetes image): nginx
+    names the upstream block as the address, and the page answers as an app
+    past its capacity does (tests/contract/test_admission.py checks it through
+    a real nginx); an address, host:port, is a copy that could not answer."""
     block = page_blocks()["/.proxy-error/503"]
-    case = block[block.index("if ($upstream_addr = app) {") :].split("\n        }")[0]
+    condition = re.search(r'if \(\$upstream_addr ~ "(.+)"\) \{', block)
+    for name in ("app", *APPS):  # nginx.conf's upstream block, and k8s.conf's
+        assert re.search(condition[1], name)
+    for address in ("127.0.0.1:8000", "flask:8000", "10.0.0.5:8000, 10.0.0.6:8000"):
+        assert not re.search(condition[1], address)
+    case = block[condition.start() :].split("\n        }")[0]
     assert f"add_header Retry-After {RETRY_AFTER} always;" in case
     assert f'return 200 \'{{"error":"{OVERLOADED}"}}\';' in case
