@@ -260,7 +260,7 @@ def refused(options):
 
 
 def extras(options):
-    return ["hdrhistogram"] if options.rates else []  # the open-loop generator's
+    return openloop.EXTRAS if options.rates else []
 
 
 def recorded(options):

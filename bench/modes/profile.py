@@ -19,7 +19,7 @@ from bench.modes.mode import Mode
 from bench.records import Profile
 from bench.report.profile import section  # the mode's section: a view of its records
 from bench.rotation import measure_in_rotation
-from bench.sut import cost, readback
+from bench.sut import cost, readback, sampler
 from bench.sut.sampler import Sampled
 
 PTRACE_SCOPE = Path("/proc/sys/kernel/yama/ptrace_scope")
@@ -124,7 +124,7 @@ def options(group):
 
 
 def extras(options):
-    return ["py-spy"] if options.profile else []  # its sampler
+    return [sampler.PROGRAM] if options.profile else []  # its sampler's distribution too
 
 
 MODE = Mode(

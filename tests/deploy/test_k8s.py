@@ -17,6 +17,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from bench.sut.budget import Shape
 from tests.helpers import check_tuned_environment
 from tests.system_tools import system_tool
 from tools import ROOT
@@ -114,17 +115,21 @@ UPSTREAM = re.compile(
 @pytest.mark.parametrize("app", APPS)
 def test_the_proxy_refuses_past_what_the_services_pods_work_on_at_once(objects, app):
     """The Kubernetes image's nginx gives app's Service at most the requests
-    its pods work on at once, together: replicas x workers x threads or pool
-    per process, whichever is fewer (an event loop: its pool), as --proxy
-    limit gives each copy its own (bench/sut/budget.py Shape.in_flight)."""
+    its pods work on at once, together: replicas x each pod's in flight, by
+    the rule --proxy limit gives each copy its own (bench/sut/budget.py Shape)."""
     limits = dict(UPSTREAM.findall((ROOT / "proxy" / "k8s.conf").read_text()))
     assert set(limits) == set(APPS)
     spec = find(objects, "Deployment", app)["spec"]
     [container] = spec["template"]["spec"]["containers"]
     variables = env(container)
-    pool = int(variables["POOL_MAX_SIZE"])
-    per_process = min(int(variables.get("WEB_THREADS", pool)), pool)
-    assert int(limits[app]) == spec["replicas"] * int(variables["WEB_WORKERS"]) * per_process
+    threads = variables.get("WEB_THREADS")  # a gthread worker's: a request holds one
+    pod = Shape(
+        processes=int(variables["WEB_WORKERS"]),
+        threads=int(threads or 1),
+        pool=int(variables["POOL_MAX_SIZE"]),
+        holds_thread=threads is not None,
+    )
+    assert int(limits[app]) == spec["replicas"] * pod.in_flight()
 
 
 def test_the_apps_ask_the_upstream_service(objects):

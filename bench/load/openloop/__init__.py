@@ -67,6 +67,7 @@ from importlib import metadata
 from bench.sut.processes import marked_json, run_logged, taskset
 
 NAME = "bench.load.openloop"
+EXTRAS = ["hdrhistogram"]  # what it needs of requirements-openloop.txt
 MARKER = "OPENLOOP_JSON "
 # The most requests/s one generator process is asked to offer (--rate, and
 # its own command line). Measured against nginx answering a constant on the

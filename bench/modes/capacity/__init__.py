@@ -18,6 +18,7 @@ beside it, each ratio to the baseline with its interval ("no measurable
 difference" inside it or the A/A floor), the bound that binds and the open
 loop's connection model."""
 
+from bench.load import openloop
 from bench.modes.capacity.drive import confirmed, peak_of, searched
 from bench.modes.capacity.records import ratio_records, record
 from bench.modes.capacity.search import CONFIRM_STEPS, CONFIRM_TRIES, MAX_STEPS
@@ -62,7 +63,7 @@ def searching(options):
 
 
 def extras(options):
-    return ["hdrhistogram"] if searching(options) else []  # the open-loop generator's
+    return openloop.EXTRAS if searching(options) else []  # its search offers through it
 
 
 def objective_of(options):
