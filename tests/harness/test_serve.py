@@ -1,12 +1,13 @@
 """tools/serve.py: its advice (a sync app served directly gets a warning), and
 a server it started stopped cleanly however soon it is stopped."""
 
+import socket
 import time
 
 import pytest
 
 from db.embedded import free_port
-from infra import apps, production
+from infra import apps, ports, production
 from tools.serve import APPS, direct_warning, running
 
 # Served by gunicorn's threaded workers: a connection holds a thread while its
@@ -44,3 +45,19 @@ def test_a_server_stopped_as_soon_as_it_answers_exits_on_its_sigterm(app, databa
     # _get_process_states): an exit status of 1 with that in its log, at once.
     sanic_race = app == "sanic" and "_get_process_states" in log
     assert server.process.returncode == 0 or (sanic_race and server.process.returncode == 1), log
+
+
+def test_a_port_handed_out_is_not_handed_out_again_before_it_is_bound(monkeypatch):
+    """bind(0) may give a port drawn for a server not started yet (a rating
+    source and the app under test once met so): free_port draws again."""
+    first = free_port()
+    drawn = iter([first, first, 0])
+
+    class Repeating(socket.socket):
+        def bind(self, address):
+            super().bind((address[0], address[1] or next(drawn)))
+
+    monkeypatch.setattr(ports.socket, "socket", Repeating)
+    second = free_port()
+    assert second != first
+    assert free_port(first) == first  # asked by number: a restart on its port
