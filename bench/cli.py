@@ -6,6 +6,7 @@ it started (exit 1)."""
 
 import sys
 
+from bench import modes
 from bench.arguments import parser
 from bench.errors import BenchmarkError
 from bench.modes import tune
@@ -14,6 +15,7 @@ from bench.preflight import missing
 from bench.refusals import refusal
 from bench.routes import DEFAULT_ROUTES, ROUTES
 from bench.run import run
+from bench.sut.lineup import tools_needed
 from bench.sut.sources import DEFAULT_FAN_OUT, DEFAULT_UPSTREAM_DELAY
 from infra.apps import names
 from tools.command import INTERRUPTED, one_line, stop_on_signals
@@ -101,8 +103,8 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:  # a Ctrl-C whenever it comes (held by benchmark.sh until stop_on_signals): one line
         options, slots = checked(argv)
-        # The tools these options need: benchmark.sh installed them before pip.
-        problem = missing(argv)
+        # The tools the run needs: benchmark.sh installed them before pip.
+        problem = missing(modes.tools(options) + tools_needed(slots, options.sut))
         if problem:
             sys.exit(problem)
         stop_on_signals()

@@ -1,8 +1,10 @@
-"""The system tools a ./benchmark.sh command line needs: the one table of
-which option needs which tool (scripts/system.sh knows each tool's package).
-benchmark.sh runs this before .venv exists, so that a run which cannot go on
-stops before any pip; bench/cli.py asks it again, installing nothing, for
-whoever runs python -m bench directly.
+"""The system tools a ./benchmark.sh command line needs (scripts/system.sh
+knows each tool's package). benchmark.sh runs this before .venv exists, so
+that a run which cannot go on stops before any pip. The run declares its own
+(each mode's tools, bench/sut/lineup.py's tools_needed) and bench/cli.py
+checks those again, installing nothing, for whoever runs python -m bench
+directly: this says the same from the command line alone, and
+tests/harness/test_system.py holds the two equal.
 
     python3 -m bench.preflight APP... [options]       # wrk, nginx, ... if missing
     python3 -m bench.preflight --serve APP [options]  # nginx for --proxy
@@ -90,12 +92,12 @@ def tools_needed(argv):
     return needed_to_measure(argv)
 
 
-def missing(argv):
-    """scripts/system.sh's sentence naming the tools argv needs and this
-    machine lacks, with the command that installs them; None when every one
-    is there. Installs nothing."""
+def missing(tools):
+    """scripts/system.sh's sentence naming the tools of these this machine
+    lacks, with the command that installs them; None when every one is
+    there. Installs nothing."""
     completed = subprocess.run(
-        ["bash", str(SYSTEM), "--check", *tools_needed(argv)], capture_output=True, text=True
+        ["bash", str(SYSTEM), "--check", *tools], capture_output=True, text=True
     )
     if completed.returncode == 0:
         return None

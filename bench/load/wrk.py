@@ -7,6 +7,7 @@ from bench.errors import BenchmarkError
 from bench.records import Summary
 from bench.sut.processes import marked_json, run_logged, taskset
 
+PROGRAM = "wrk"  # scripts/system.sh installs it
 LUA = "lua"  # relative to ROOT, where wrk runs: the command reads as a person types it
 MARKER = "BENCH_JSON "
 
@@ -21,7 +22,7 @@ def command(url, route, connections, threads, duration, timeout, pin=None, token
     reads the file (its name on the command line, never the token)."""
     threads = min(threads, connections)  # wrk refuses more threads than connections
     args = [
-        "wrk",
+        PROGRAM,
         f"--connections={connections}",
         f"--threads={threads}",
         f"--duration={duration}s",

@@ -74,6 +74,11 @@ def options(parser):
             mode.options(parser.add_argument_group(mode.title))
 
 
+def tools(options):
+    """The system tools every mode of the run needs, each named once."""
+    return list(dict.fromkeys(tool for mode in MODES for tool in mode.tools(options)))
+
+
 def refused(options):
     """The first mode's refusal of these options, or None."""
     return next(filter(None, (mode.refused(options) for mode in MODES)), None)

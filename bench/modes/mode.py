@@ -10,6 +10,10 @@ optional:
   the others (bench/refusals.py asks every mode);
 - extras(options) -> [package]: what it needs of the requirements-*.txt
   extras, installed before the run starts (bench/run.py);
+- tools(options) -> [tool]: the system tools it needs, by scripts/system.sh's
+  names, checked before the run starts (bench/cli.py); bench/preflight.py,
+  which runs before .venv exists, says the same from the command line alone
+  (tests/harness/test_system.py holds the two equal);
 - recorded(options) -> {Results field: value}: the facts it records once per
   run (the objective, say), which the report reads instead of rebuilding
   them from the command;
@@ -55,6 +59,7 @@ class Mode:
     options: Callable = no_options
     refused: Callable = refuses_nothing
     extras: Callable = needs_nothing
+    tools: Callable = needs_nothing
     recorded: Callable = none_found
     steps: Callable = none_found
     before_start: Callable = none_found

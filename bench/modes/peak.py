@@ -213,6 +213,7 @@ MODE = Mode(
     "peak",
     section,
     charts=(("draw", ".png"),),
+    tools=lambda options: [] if skipped(options) or options.tune else [wrk.PROGRAM],
     steps=steps,
     run=run,
 )

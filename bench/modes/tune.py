@@ -17,6 +17,7 @@ no best."""
 import dataclasses
 import math
 
+from bench.load import wrk
 from bench.modes import capacity, peak
 from bench.modes.capacity import drive
 from bench.modes.mode import Mode
@@ -204,6 +205,7 @@ MODE = Mode(
     title="each app at its best",
     options=options,
     refused=refused,
+    tools=lambda options: [wrk.PROGRAM] if options.tune else [],  # its trials' closed loop
     steps=steps,
     run=run,
 )

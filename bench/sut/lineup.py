@@ -164,6 +164,17 @@ def connections_needed(slots):
     return sum(slot.holds for slot in slots)
 
 
+def tools_needed(slots, sut):
+    """The system tools of what the run starts, by scripts/system.sh's names:
+    nginx in front of a copy, PgBouncer beside an app, taskset to pin."""
+    needs = {
+        "nginx": any(slot.deployment.nginx for slot in slots),
+        "pgbouncer": any(slot.pgbouncer for slot in slots),
+        "taskset": bool(sut.cpus),
+    }
+    return [tool for tool, needed in needs.items() if needed]
+
+
 def packages_needed(slots):
     """The distributions of every server the run starts other than serve.sh."""
     names = {slot.server for slot in slots} - {PRODUCTION}

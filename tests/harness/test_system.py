@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import arguments, cli, preflight
+from bench import arguments, cli, modes, preflight
+from bench.sut import lineup
 from tests.system_tools import system_tool, unavailable
 from tools import ROOT, serve
 
@@ -178,6 +179,50 @@ def test_every_tool_named_is_in_system_sh_table(path):
 )
 def test_the_tools_a_benchmark_needs(argv, tools):
     assert preflight.tools_needed(argv) == tools
+
+
+def the_runs_own(argv):
+    """The tools the run declares (its modes', its lineup's), as bench/cli.py
+    checks them; None for a command line the run refuses."""
+    try:
+        options, slots = cli.checked(argv)
+    except SystemExit:
+        return None
+    return sorted(modes.tools(options) + lineup.tools_needed(slots, options.sut))
+
+
+RUN_WORDS = [
+    ["--rate", "500"],
+    ["--rate", "auto"],
+    ["--tune"],
+    ["--slo", "100ms"],
+    ["--overload", "2"],
+    ["--proxy", "on"],
+    ["--proxy", "limit"],
+    ["--replicas", "1,2"],
+    ["--pgbouncer"],
+    ["--pin", "0:1:1"],
+    ["--target", "http://127.0.0.1:8000"],
+    ["--profile"],
+]
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        [],
+        *([a] for a in RUN_WORDS),
+        *([a, b] for i, a in enumerate(RUN_WORDS) for b in RUN_WORDS[i + 1 :]),
+    ],
+)
+def test_preflight_says_what_the_run_declares(words):
+    """bench/preflight.py restates, with the standard library alone, what the
+    modes and the lineup declare they need: each option that needs a tool,
+    and every pair of them, where the run takes it, reads the same both ways."""
+    argv = ["quart", *(word for option in words for word in option)]
+    declared = the_runs_own(argv)
+    if declared is not None:
+        assert sorted(preflight.tools_needed(argv)) == declared, argv
 
 
 def test_every_proxy_choice_but_off_needs_nginx():
