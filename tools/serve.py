@@ -115,9 +115,19 @@ def wait_healthy(process, url, timeout=30.0, status=200):
 
 # Sanic's manager, still waiting for its workers' acknowledgement a moment
 # after one of them answers, spins on a SIGTERM that comes then and never
-# exits (sanic-org/sanic#2997, 25.12): a server is stopped no sooner than
-# this long after it answered /health.
+# exits (sanic-org/sanic#2997, 25.12): its server is stopped no sooner than
+# this long after it answered /health. The other servers stop at once.
 SETTLE = 1.0
+SETTLING = {"sanic"}  # the programs that need it
+
+
+def settle(app, command):
+    """Seconds a server must have answered for before it is stopped: SETTLE
+    for a program of SETTLING (serve.sh's, or a tree's: the app's; or
+    command's own), else none."""
+    own = command in (None, TREE_COMMAND)
+    program = production.read(app).program if own else Path(command[0]).name
+    return SETTLE if program in SETTLING else 0.0
 # How long a server a stop finds starting may take to finish it, before it
 # is stopped as it is.
 STARTING = 10.0
@@ -230,7 +240,7 @@ def running(
         yield server
     finally:
         if ready is not None:
-            time.sleep(max(0.0, ready + SETTLE - time.monotonic()))
+            time.sleep(max(0.0, ready + settle(app, command) - time.monotonic()))
         if relay:
             relay.hold()
         stop(process)
