@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import psycopg2.extensions
 
 from bench import write_token
-from bench.values import Refused
+from bench.parsers import Refused
 from infra import ROOT
 
 

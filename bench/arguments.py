@@ -2,17 +2,15 @@
 how it loads each app, where the results go) and each mode's own, which the
 mode adds in a group of its own (bench/modes/); each stored under the name of
 its Options field (bench/options.py). The parsers of the values are
-bench/values.py and bench/addresses.py; bench/cli.py turns what it parses into the run's Options."""
+bench/parsers.py and bench/addresses.py; bench/cli.py turns what it parses
+into the run's Options."""
 
 import argparse
 import os
 
 from bench import modes
 from bench.addresses import database_url, results_folder, target_url, write_token_file
-from bench.routes import DEFAULT_ROUTES, ROUTES
-from bench.sut.budget import DEFAULT_CONNECTIONS
-from bench.sut.servers import PRODUCTION, SERVERS
-from bench.values import (
+from bench.parsers import (
     choice_list,
     env_setting,
     int_list,
@@ -22,6 +20,9 @@ from bench.values import (
     repeats,
     seconds,
 )
+from bench.routes import DEFAULT_ROUTES, ROUTES
+from bench.sut.budget import DEFAULT_CONNECTIONS
+from bench.sut.servers import PRODUCTION, SERVERS
 from infra.apps import known, names
 from tools.command import Parser
 from tools.serve import port_number

@@ -1,7 +1,7 @@
 """Why a run's Options cannot run, in one sentence, before anything starts:
 what depends on two options, on what the run would start (its lineup,
 resolved here once), or on this machine (its open-file limit, a port taken).
-Each value alone is checked as it is parsed (bench/values.py, bench/addresses.py); bench/cli.py
+Each value alone is checked as it is parsed (bench/parsers.py, bench/addresses.py); bench/cli.py
 prints the first refusal found, and exits 2."""
 
 import resource

@@ -128,6 +128,8 @@ def settle(app, command):
     own = command in (None, TREE_COMMAND)
     program = production.read(app).program if own else Path(command[0]).name
     return SETTLE if program in SETTLING else 0.0
+
+
 # How long a server a stop finds starting may take to finish it, before it
 # is stopped as it is.
 STARTING = 10.0

@@ -8,10 +8,10 @@ delay and connection count); its charts, the decision (bench/report/charts/
 decision.py) and req/s and p99 against the swept axis."""
 
 from bench.modes.mode import Mode
+from bench.parsers import delay_list
 from bench.report.select import best, capacity_of
 from bench.report.tables import delays, memory_cell, number, requests_cell, table
 from bench.routes import ROUTES
-from bench.values import delay_list
 
 DELAY_PROXY = (
     "--db-delay D: each app, and pgbench, reaches Postgres through a TCP proxy of its "

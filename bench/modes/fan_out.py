@@ -8,10 +8,10 @@ memory, the bound its concurrency sets and how far it reached it, and what
 the rating service spent (which must never be the bottleneck)."""
 
 from bench.modes.mode import Mode
+from bench.parsers import fan_out_list, upstream_delay_list
 from bench.report.tables import number, requests_cell, table
 from bench.routes import ROUTES
 from bench.sut.sources import timeout
-from bench.values import fan_out_list, upstream_delay_list
 from infra.delays import parse_jittered
 
 THREADED = ("sync", "gthread")  # gunicorn's workers whose request holds its thread

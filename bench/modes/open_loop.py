@@ -15,6 +15,7 @@ from bench.load import openloop
 from bench.load.measure import Generator, measure_once
 from bench.modes import peak, server_matrix
 from bench.modes.mode import Mode
+from bench.parsers import rate_list
 from bench.records import Rate
 from bench.report.tables import (
     CPU_HEADER,
@@ -30,7 +31,6 @@ from bench.report.tables import (
 from bench.rotation import Step, measure_in_rotation
 from bench.routes import ROUTES
 from bench.sut import cost
-from bench.values import rate_list
 
 
 def rates_per_route(options):

@@ -18,11 +18,11 @@ from bench.load.openloop import ERROR_KINDS, MAX_RATE
 from bench.modes import open_loop, peak
 from bench.modes.capacity import drive, verdict
 from bench.modes.mode import Mode
+from bench.parsers import multiple_list
 from bench.records import Overload
 from bench.report.overload import section  # the mode's section: a view of its records
 from bench.report.tables import condition
 from bench.rotation import Step, measure_in_rotation
-from bench.values import multiple_list
 
 
 def refused(options):

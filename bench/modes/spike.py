@@ -26,10 +26,10 @@ from bench.modes import open_loop, overload
 from bench.modes.capacity import verdict
 from bench.modes.mode import Mode
 from bench.options import DEFAULT_SPIKE
+from bench.parsers import spike_phases
 from bench.records import Spike
 from bench.report.spike import section  # the mode's section: a view of its records
 from bench.rotation import Step, measure_in_rotation
-from bench.values import spike_phases
 
 
 def refused(options):

@@ -9,7 +9,7 @@ import time
 import psycopg2
 import pytest
 
-from bench import arguments, cli, values
+from bench import arguments, cli, parsers
 from bench.load import pgbench, wrk
 from bench.modes import db_delay, server_matrix
 from bench.records import AppRun, Ceiling, Peak, Results
@@ -282,7 +282,7 @@ def test_verification_names_what_is_wrong(status_server):
 
 @pytest.mark.parametrize(("text", "seconds"), [("8", 8), ("8s", 8), ("5m", 300), ("1h", 3600)])
 def test_durations(text, seconds):
-    assert values.seconds(text) == seconds
+    assert parsers.seconds(text) == seconds
 
 
 def test_options():

@@ -24,11 +24,11 @@ from bench.modes.capacity.search import (
 )
 from bench.modes.capacity.verdict import PACE, holds, reduced
 from bench.options import SUT, Objective
+from bench.parsers import slo
 from bench.records import AppRun, Capacity, Peak, Results, Summary, Trial
 from bench.report import select
 from bench.report.capacity import floor_for
 from bench.sut.lineup import arms, lineup
-from bench.values import slo
 
 P99_100 = Objective(99.0, 100.0)
 

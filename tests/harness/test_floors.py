@@ -29,7 +29,7 @@ FLOORS = [
     ["bench.sut"],
     ["bench.load"],
     ["bench.report"],
-    ["bench.rotation", "bench.values", "bench.addresses"],
+    ["bench.rotation", "bench.parsers", "bench.addresses"],
     ["bench.modes"],
     ["bench.plan", "bench.compare", "bench.refusals", "bench.arguments"],
     ["bench.run", "bench.redraw", "bench.cli", "bench.__main__", "bench"],

@@ -24,8 +24,8 @@ from bench.modes.capacity.records import ratio_records, record
 from bench.modes.capacity.search import CONFIRM_STEPS, CONFIRM_TRIES, MAX_STEPS
 from bench.modes.mode import Mode
 from bench.options import DEFAULT_OBJECTIVE, DEFAULT_SLO_STEP
+from bench.parsers import positive_seconds, slo
 from bench.report.capacity import section  # the mode's section: a view of its records
-from bench.values import positive_seconds, slo
 
 
 def options(group):
