@@ -258,12 +258,15 @@ SLOW_READERS = 40  # more than the threads (2 x 16): each GET /films/ and never 
 DENIED_DIRECTLY = {("flask", "idle"), ("falcon", "idle")}
 
 
-@pytest.fixture(params=APPS)
-def app_behind_proxy(request, database_url, tmp_path):
-    """(the app's port, nginx's port in front of it), two workers."""
+@pytest.fixture(scope="module", params=APPS)
+def app_behind_proxy(request, database_url, tmp_path_factory):
+    """(the app, its port, nginx's port in front of it), two workers: one
+    start for the module's tests of it, each of which leaves it serving
+    again (the clients it held gone)."""
     if os.environ.get("TEST_PROXY"):
         pytest.skip("TEST_PROXY: these tests put nginx in front themselves")
     nginx()
+    tmp_path = tmp_path_factory.mktemp(f"behind-proxy-{request.param}")
     server_generator = serve(request.param, database_url, tmp_path, web_workers=2)
     server = next(server_generator)
     listen = free_port()
