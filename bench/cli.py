@@ -4,12 +4,12 @@ is refused in one line before anything starts (exit 2); a run that cannot go
 on says why in one line (exit 1); Ctrl-C, SIGTERM or SIGHUP stop everything
 it started (exit 1)."""
 
+import dataclasses
 import sys
 
 from bench import modes
 from bench.arguments import parser
 from bench.errors import BenchmarkError
-from bench.modes import tune
 from bench.options import FIELDS, grouped
 from bench.preflight import missing
 from bench.refusals import refusal
@@ -31,12 +31,6 @@ def shown_command(argv):
             arg = "--database-url=$DATABASE_URL"
         shown.append(arg)
     return " ".join(shown)
-
-
-def deployments_of(args, fan_outs):
-    if args.tune:
-        return tune.candidates(fan_out=bool(fan_outs))
-    return args.server or args.deployment
 
 
 def routes_of(args):
@@ -69,12 +63,14 @@ MADE = ("deployments", "command")
 
 def options_of(args, apps, argv):
     """The run's typed Options (bench/options.py): the parsed command line,
-    each option under its field's name (its dest), and what is derived here."""
+    each option under its field's name (its dest), and what is derived here:
+    the deployments are --server's or --deployment's, or a mode's choice
+    (--tune's candidates), or the --target's "external"."""
     routes = routes_of(args)
     fan_outs, upstream_delays = fan_out_of(args, routes)
     given = vars(args) | {
         "apps": apps,
-        "deployments": ["external"] if args.target else deployments_of(args, fan_outs),
+        "deployments": ["external"] if args.target else args.server or args.deployment,
         "env": dict(args.env),
         "command": shown_command(argv),
         "proxy": "off" if args.target else args.proxy,
@@ -83,7 +79,13 @@ def options_of(args, apps, argv):
         "fan_outs": fan_outs,
         "upstream_delays": upstream_delays,
     }
-    return grouped(**{name: given[name] for name in FIELDS})
+    options = grouped(**{name: given[name] for name in FIELDS})
+    chosen = None if args.target else modes.chosen(options)
+    if chosen:
+        options = dataclasses.replace(
+            options, sut=dataclasses.replace(options.sut, deployments=chosen)
+        )
+    return options
 
 
 def checked(argv):

@@ -74,6 +74,11 @@ def options(parser):
             mode.options(parser.add_argument_group(mode.title))
 
 
+def chosen(options):
+    """The deployments the first mode that chooses them chooses, or None."""
+    return next(filter(None, (mode.chooses(options) for mode in MODES)), None)
+
+
 def tools(options):
     """The system tools every mode of the run needs, each named once."""
     return list(dict.fromkeys(tool for mode in MODES for tool in mode.tools(options)))

@@ -10,6 +10,9 @@ optional:
   the others (bench/refusals.py asks every mode);
 - extras(options) -> [package]: what it needs of the requirements-*.txt
   extras, installed before the run starts (bench/run.py);
+- chooses(options) -> [deployment] or None: the deployments the run starts
+  in place of --deployment's or --server's, where it chooses them (--tune
+  its candidates; bench/cli.py asks every mode);
 - tools(options) -> [tool]: the system tools it needs, by scripts/system.sh's
   names, checked before the run starts (bench/cli.py); bench/preflight.py,
   which runs before .venv exists, says the same from the command line alone
@@ -45,6 +48,10 @@ def needs_nothing(_options):
     return []
 
 
+def chooses_none(_options):
+    return None
+
+
 def none_found(*_):
     """No records, no recorded facts, no steps."""
     return {}
@@ -59,6 +66,7 @@ class Mode:
     options: Callable = no_options
     refused: Callable = refuses_nothing
     extras: Callable = needs_nothing
+    chooses: Callable = chooses_none
     tools: Callable = needs_nothing
     recorded: Callable = none_found
     steps: Callable = none_found

@@ -205,6 +205,7 @@ MODE = Mode(
     title="each app at its best",
     options=options,
     refused=refused,
+    chooses=lambda options: candidates(fan_out=bool(options.fan_outs)) if options.tune else None,
     tools=lambda options: [wrk.PROGRAM] if options.tune else [],  # its trials' closed loop
     steps=steps,
     run=run,

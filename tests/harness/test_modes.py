@@ -4,6 +4,7 @@ asked with every run's; what it records once is a field of the results; and
 the command line reaches Options whole: every destination a field, every
 field a destination. Nothing is run."""
 
+import ast
 import dataclasses
 import inspect
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from bench import cli, modes
 from bench.arguments import parser
+from bench.modes import tune
 from bench.modes.mode import Mode
 from bench.options import FIELDS
 from bench.records import Results
@@ -75,3 +77,30 @@ def test_the_measuring_modes_are_those_with_steps_and_each_is_in_the_report_once
     assert {mode.name for mode in modes.MEASURING} == {m.name for m in modes.MODES if m.measures}
     names = [mode.name for mode in modes.MODES]
     assert len(names) == len(set(names))
+
+
+def test_the_run_and_its_command_line_name_no_mode():
+    """bench/run.py and bench/cli.py ask every mode alike (bench/modes'
+    MODES): neither imports one by name, so neither branches on a mode's
+    options."""
+    submodules = {path.stem for path in MODES.iterdir() if path.stem != "__init__"}
+    for module in ("run.py", "cli.py"):
+        tree = ast.parse((MODES.parent / module).read_text())
+        named = [
+            (node.module, alias.name)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom)
+            for alias in node.names
+            if (node.module or "").startswith("bench.modes.")
+            or (node.module == "bench.modes" and alias.name in submodules)
+        ]
+        assert named == [], (module, named)
+
+
+def test_tune_chooses_the_deployments_it_starts():
+    options = cli.checked(["flask", "--tune"])[0]
+    assert options.sut.deployments == tune.candidates()
+    assert cli.checked(["flask", "--tune", "--fan-out", "3"])[0].sut.deployments == (
+        tune.candidates(fan_out=True)
+    )
+    assert cli.checked(["flask", "--deployment", "article"])[0].sut.deployments == ["article"]
