@@ -153,12 +153,17 @@ def spike_phases(text):
     return tuple(phases)
 
 
-def delay_list(text):
-    """--db-delay: a comma list of delays per round trip, '0,1ms,5ms' -> seconds."""
+def parts_parsed(text, parse):
+    """Each part of a comma list, parsed; refused with parse's own sentence."""
     try:
-        values = [parse_delay(part) for part in text.split(",")]
+        return [parse(part) for part in text.split(",")]
     except ValueError as error:
         raise Refused(str(error)) from None
+
+
+def delay_list(text):
+    """--db-delay: a comma list of delays per round trip, '0,1ms,5ms' -> seconds."""
+    values = parts_parsed(text, parse_delay)
     if not all(value == 0 or MIN_DELAY <= value <= MAX_SECONDS for value in values):
         raise Refused(f"each delay 0, or from 1us to 24h: {text!r}")
     return tuple(unique(values, text))
@@ -192,10 +197,7 @@ def fan_out_list(text):
 
 def upstream_delay_list(text):
     """--upstream-delay: '10ms,50ms~10ms' -> (Jittered, ...) (infra/delays.py)."""
-    try:
-        values = [parse_jittered(part) for part in text.split(",")]
-    except ValueError as error:
-        raise Refused(str(error)) from None
+    values = parts_parsed(text, parse_jittered)
     if not all(value.high <= MAX_UPSTREAM_DELAY for value in values):
         raise Refused(f"each upstream delay at most {MAX_UPSTREAM_DELAY:g}s: {text!r}")
     return tuple(unique(values, text))
