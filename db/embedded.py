@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from infra import ROOT
+from infra import ROOT, signals
 from infra.ports import free_port  # noqa: F401  (the tests' and tools' db.embedded.free_port)
 
 # Found without importing the package, whose import has side effects (lock files).
@@ -206,12 +206,18 @@ def stop(data_dir=DATA_DIR):
 
 
 def _stop(data_dir):
-    """stop() under the lock."""
+    """stop() under the lock. A Ctrl-C (or SIGTERM, SIGHUP) that comes as it
+    stops waits for the stop to end: pg_ctl cut short, by the signal or by the
+    KeyboardInterrupt it raises here, may not have told the server yet, and
+    the server, in a session of its own, would run on. So pg_ctl runs in a
+    session of its own too, and the signal is held."""
     if running_port(data_dir) is not None:
-        run_as_owner(
-            [bin_path("pg_ctl"), "stop", "-D", str(data_dir), "-m", "fast", "-w"],
-            stdout=subprocess.DEVNULL,
-        )
+        with signals.held():
+            run_as_owner(
+                [bin_path("pg_ctl"), "stop", "-D", str(data_dir), "-m", "fast", "-w"],
+                stdout=subprocess.DEVNULL,
+                start_new_session=True,
+            )
     (data_dir / STOP_WHEN_UNUSED).unlink(missing_ok=True)
 
 

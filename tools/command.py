@@ -7,10 +7,10 @@ import os
 import signal
 import sys
 
+from infra.signals import STOPPING
+
 # str.splitlines() breaks at each of these: escaped, a message stays one line.
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-# SIGINT: Ctrl-C; SIGTERM: kill, docker stop; SIGHUP: the terminal closed.
-STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # The one line a stop by any of them ends in, whenever it comes (benchmark.sh
 # says it too, before Python runs).
 INTERRUPTED = "interrupted: everything started was stopped"

@@ -257,10 +257,11 @@ def interrupted_early(after, pgdata, tolerate_lost):
         time.sleep(after)
         terminal.interrupt()
         terminal.process.wait(timeout=60)
-        assert not wait_gone(marker)
-        assert embedded.running_port(pgdata) is None
+        left = wait_gone(marker)
         time.sleep(0.2)  # the pty's last bytes
         output = terminal.output.decode(errors="replace")
+        assert not left, f"left running: {left}\n{output[-2000:]}"
+        assert embedded.running_port(pgdata) is None, output[-2000:]
         assert "Traceback" not in output and "KeyboardInterrupt" not in output, output[-3000:]
         if tolerate_lost and terminal.process.returncode == 0:
             return False
