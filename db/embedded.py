@@ -58,7 +58,7 @@ def run_as_owner(args, **kwargs):
         # The user's own group too: with root's, a folder of root's that is
         # 0701 (a private tmp folder after prepare_root) would not let it through.
         kwargs.update(user=SYSTEM_USER, group=SYSTEM_USER, extra_groups=[])
-    return subprocess.run(args, check=True, **kwargs)
+    return subprocess.run(args, **{"check": True, **kwargs})
 
 
 def prepare_root(data_dir=DATA_DIR):
@@ -210,14 +210,20 @@ def _stop(data_dir):
     stops waits for the stop to end: pg_ctl cut short, by the signal or by the
     KeyboardInterrupt it raises here, may not have told the server yet, and
     the server, in a session of its own, would run on. So pg_ctl runs in a
-    session of its own too, and the signal is held."""
+    session of its own too, and the signal is held. A server that stopped
+    as pg_ctl came (a start's own Ctrl-C stopping it) is no failure."""
     if running_port(data_dir) is not None:
         with signals.held():
-            run_as_owner(
+            stopped = run_as_owner(
                 [bin_path("pg_ctl"), "stop", "-D", str(data_dir), "-m", "fast", "-w"],
                 stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
                 start_new_session=True,
+                check=False,
             )
+        if stopped.returncode and running_port(data_dir) is not None:
+            sys.stderr.write(stopped.stderr.decode(errors="replace"))
+            stopped.check_returncode()
     (data_dir / STOP_WHEN_UNUSED).unlink(missing_ok=True)
 
 

@@ -129,3 +129,17 @@ def test_a_ctrl_c_as_it_stops_waits_for_the_server_to_stop(data_dir):
         start_new_session=True,  # its group of its own: the Ctrl-C reaches no test
     )
     assert done.stdout.split() == ["interrupted", "None"], done.stdout + done.stderr
+
+
+def test_a_server_gone_as_pg_ctl_stop_comes_is_stopped(data_dir, monkeypatch):
+    """The server seen running, then gone before pg_ctl stop reads its pid
+    file (a Ctrl-C in pg_ctl start, which passes it on to the server): pg_ctl
+    fails, and the stop is no failure. The server still up would be."""
+    embedded.start("dvdrental_gone", data_dir=data_dir)
+    embedded.stop(data_dir)
+    seen = iter([54321])  # running, as the stop looks first; then gone
+    monkeypatch.setattr(embedded, "running_port", lambda data_dir: next(seen, None))
+    embedded.stop(data_dir)
+    monkeypatch.setattr(embedded, "running_port", lambda data_dir: 54321)
+    with pytest.raises(subprocess.CalledProcessError):
+        embedded.stop(data_dir)
