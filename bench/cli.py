@@ -16,7 +16,6 @@ from bench.refusals import refusal
 from bench.routes import DEFAULT_ROUTES, ROUTES
 from bench.run import run
 from bench.sut.lineup import tools_needed
-from bench.sut.sources import DEFAULT_FAN_OUT, DEFAULT_UPSTREAM_DELAY
 from infra.apps import names
 from tools.command import INTERRUPTED, one_line, stop_on_signals
 
@@ -46,14 +45,6 @@ def routes_of(args):
     return DEFAULT_ROUTES
 
 
-def fan_out_of(args, routes):
-    """(--fan-out, --upstream-delay), each defaulted where the run starts the
-    ratings route's sources (not a --target's: its own)."""
-    if args.target or not any(ROUTES[key].fans_out for key in routes):
-        return args.fan_outs, args.upstream_delays
-    return args.fan_outs or DEFAULT_FAN_OUT, args.upstream_delays or DEFAULT_UPSTREAM_DELAY
-
-
 # The bridge from the command line to Options: every destination of the parser
 # is a field of Options but these, which choose the deployments; every field is
 # a destination but these, made here (tests/harness/test_modes.py holds both).
@@ -63,11 +54,10 @@ MADE = ("deployments", "command")
 
 def options_of(args, apps, argv):
     """The run's typed Options (bench/options.py): the parsed command line,
-    each option under its field's name (its dest), and what is derived here:
+    each option under its field's name (its dest), what each mode fills in
+    (its defaults: the ratings route's sources), and what is derived here:
     the deployments are --server's or --deployment's, or a mode's choice
     (--tune's candidates), or the --target's "external"."""
-    routes = routes_of(args)
-    fan_outs, upstream_delays = fan_out_of(args, routes)
     given = vars(args) | {
         "apps": apps,
         "deployments": ["external"] if args.target else args.server or args.deployment,
@@ -75,11 +65,9 @@ def options_of(args, apps, argv):
         "command": shown_command(argv),
         "proxy": "off" if args.target else args.proxy,
         "replicas": tuple(args.replicas),
-        "routes": routes,
-        "fan_outs": fan_outs,
-        "upstream_delays": upstream_delays,
+        "routes": routes_of(args),
     }
-    options = grouped(**{name: given[name] for name in FIELDS})
+    options = modes.defaulted(grouped(**{name: given[name] for name in FIELDS}))
     chosen = None if args.target else modes.chosen(options)
     if chosen:
         options = dataclasses.replace(

@@ -13,6 +13,8 @@ names it: the command line adds its flags, the refusals ask it, the run
 installs its extras, records its facts and runs its steps, all through
 MODES."""
 
+import dataclasses
+
 from bench.modes import (
     capacity,
     ceiling,
@@ -72,6 +74,13 @@ def options(parser):
     for mode in MODES:
         if mode.title:
             mode.options(parser.add_argument_group(mode.title))
+
+
+def defaulted(options):
+    """options with what every mode fills in (its defaults), in MODES' order."""
+    for mode in MODES:
+        options = dataclasses.replace(options, **mode.defaults(options))
+    return options
 
 
 def chosen(options):

@@ -11,7 +11,7 @@ from bench.modes.mode import Mode
 from bench.parsers import fan_out_list, upstream_delay_list
 from bench.report.tables import number, requests_cell, table
 from bench.routes import ROUTES
-from bench.sut.sources import timeout
+from bench.sut.sources import DEFAULT_FAN_OUT, DEFAULT_UPSTREAM_DELAY, timeout
 from infra.delays import parse_jittered
 
 THREADED = ("sync", "gthread")  # gunicorn's workers whose request holds its thread
@@ -212,6 +212,18 @@ def options(group):
     )
 
 
+def defaults(options):
+    """Where the run starts the ratings route's sources (not a --target's:
+    its own), three of them, each answering 50ms~10ms after it is asked,
+    unless --fan-out and --upstream-delay say otherwise."""
+    if options.target or not any(ROUTES[key].fans_out for key in options.routes):
+        return {}
+    return {
+        "fan_outs": options.fan_outs or DEFAULT_FAN_OUT,
+        "upstream_delays": options.upstream_delays or DEFAULT_UPSTREAM_DELAY,
+    }
+
+
 def refused(options):
     """The ratings route's sources: started by the run for the apps it starts
     (a --target has its own), for the closed loop, answering within the
@@ -242,5 +254,6 @@ MODE = Mode(
     section,
     title="the ratings route's sources",
     options=options,
+    defaults=defaults,
     refused=refused,
 )

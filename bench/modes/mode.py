@@ -10,6 +10,10 @@ optional:
   the others (bench/refusals.py asks every mode);
 - extras(options) -> [package]: what it needs of the requirements-*.txt
   extras, installed before the run starts (bench/run.py);
+- defaults(options) -> {Options field: value}: what it fills in where the
+  command line left a value of its to it (the ratings route's three
+  sources, where the run starts them; bench/cli.py asks every mode, before
+  chooses);
 - chooses(options) -> [deployment] or None: the deployments the run starts
   in place of --deployment's or --server's, where it chooses them (--tune
   its candidates; bench/cli.py asks every mode);
@@ -66,6 +70,7 @@ class Mode:
     options: Callable = no_options
     refused: Callable = refuses_nothing
     extras: Callable = needs_nothing
+    defaults: Callable = none_found
     chooses: Callable = chooses_none
     tools: Callable = needs_nothing
     recorded: Callable = none_found

@@ -104,3 +104,21 @@ def test_tune_chooses_the_deployments_it_starts():
         tune.candidates(fan_out=True)
     )
     assert cli.checked(["flask", "--deployment", "article"])[0].sut.deployments == ["article"]
+
+
+def test_the_fan_out_mode_fills_in_the_sources_the_run_starts():
+    """Three sources answering 50ms~10ms where the run starts the ratings
+    route's sources, unless given; none for a --target's (its own) or a run
+    without the route: the mode's defaults, not the command line's."""
+    ratings = cli.checked(["quart", "--routes", "ratings"])[0]
+    assert (ratings.fan_outs, [str(d) for d in ratings.upstream_delays]) == ((3,), ["50ms~10ms"])
+    given = cli.checked(["quart", "--fan-out", "2", "--upstream-delay", "5ms"])[0]
+    assert (given.routes, given.fan_outs, [str(d) for d in given.upstream_delays]) == (
+        ["ratings"],
+        (2,),
+        ["5ms"],
+    )
+    target = cli.checked(["quart", "--target", "http://127.0.0.1:9", "--routes", "ratings"])[0]
+    assert (target.fan_outs, target.upstream_delays) == ((), ())
+    film = cli.checked(["quart", "--routes", "film"])[0]
+    assert (film.fan_outs, film.upstream_delays) == ((), ())
