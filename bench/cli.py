@@ -32,15 +32,13 @@ def shown_command(argv):
     return " ".join(shown)
 
 
-def routes_of(args):
-    """--routes, or the default routes (ratings alone with --fan-out or
-    --upstream-delay); with --target and no database, the reads: the
-    reviews a POST run writes must be counted and removed by the run."""
-    if args.routes is not None:
-        return args.routes
-    if args.fan_outs or args.upstream_delays:
-        return ["ratings"]
-    if args.target and not args.database_url:
+def routes_of(options):
+    """--routes, or the routes a mode chose (the ratings route with
+    --fan-out), or the default routes; with --target and no database, the
+    reads: the reviews a POST run writes must be counted and removed by the run."""
+    if options.routes is not None:
+        return options.routes
+    if options.target and not options.database_url:
         return [key for key in DEFAULT_ROUTES if not ROUTES[key].writes]
     return DEFAULT_ROUTES
 
@@ -55,7 +53,7 @@ MADE = ("deployments", "command")
 def options_of(args, apps, argv):
     """The run's typed Options (bench/options.py): the parsed command line,
     each option under its field's name (its dest), what each mode fills in
-    (its defaults: the ratings route's sources), and what is derived here:
+    (its defaults: the ratings route and its sources), and what is derived here:
     the deployments are --server's or --deployment's, or a mode's choice
     (--tune's candidates), or the --target's "external"."""
     given = vars(args) | {
@@ -65,9 +63,9 @@ def options_of(args, apps, argv):
         "command": shown_command(argv),
         "proxy": "off" if args.target else args.proxy,
         "replicas": tuple(args.replicas),
-        "routes": routes_of(args),
     }
     options = modes.defaulted(grouped(**{name: given[name] for name in FIELDS}))
+    options = dataclasses.replace(options, routes=routes_of(options))
     chosen = None if args.target else modes.chosen(options)
     if chosen:
         options = dataclasses.replace(

@@ -98,7 +98,7 @@ class Options:
     """A run, typed: how each run loads the apps (Runs), what it starts (SUT), and the
     switches of its modes, each read by the mode it belongs to."""
 
-    routes: list[str]  # bench/routes.py ROUTES' keys
+    routes: list[str]  # bench/routes.py ROUTES' keys (None from the parser: not given)
     runs: Runs
     sut: SUT
     database_url: str | None

@@ -213,12 +213,17 @@ def options(group):
 
 
 def defaults(options):
-    """Where the run starts the ratings route's sources (not a --target's:
-    its own), three of them, each answering 50ms~10ms after it is asked,
-    unless --fan-out and --upstream-delay say otherwise."""
-    if options.target or not any(ROUTES[key].fans_out for key in options.routes):
-        return {}
+    """--fan-out or --upstream-delay without --routes: the ratings route
+    alone. Where the run starts that route's sources (not a --target's: its
+    own), three of them, each answering 50ms~10ms after it is asked, unless
+    --fan-out and --upstream-delay say otherwise."""
+    routes = options.routes
+    if routes is None and (options.fan_outs or options.upstream_delays):
+        routes = ["ratings"]
+    if routes is None or options.target or not any(ROUTES[key].fans_out for key in routes):
+        return {"routes": routes}
     return {
+        "routes": routes,
         "fan_outs": options.fan_outs or DEFAULT_FAN_OUT,
         "upstream_delays": options.upstream_delays or DEFAULT_UPSTREAM_DELAY,
     }

@@ -11,9 +11,8 @@ optional:
 - extras(options) -> [package]: what it needs of the requirements-*.txt
   extras, installed before the run starts (bench/run.py);
 - defaults(options) -> {Options field: value}: what it fills in where the
-  command line left a value of its to it (the ratings route's three
-  sources, where the run starts them; bench/cli.py asks every mode, before
-  chooses);
+  command line left a value of its to it (the ratings route and its three
+  sources; bench/cli.py asks every mode, before chooses);
 - chooses(options) -> [deployment] or None: the deployments the run starts
   in place of --deployment's or --server's, where it chooses them (--tune
   its candidates; bench/cli.py asks every mode);

@@ -4,6 +4,7 @@ asked with every run's; what it records once is a field of the results; and
 the command line reaches Options whole: every destination a field, every
 field a destination. Nothing is run."""
 
+import argparse
 import ast
 import dataclasses
 import inspect
@@ -95,6 +96,28 @@ def test_the_run_and_its_command_line_name_no_mode():
             or (node.module == "bench.modes" and alias.name in submodules)
         ]
         assert named == [], (module, named)
+
+
+def owned_options():
+    """{Options field: mode} of every mode's flags."""
+    owned = {}
+    for mode in modes.MODES:
+        flags = argparse.ArgumentParser(add_help=False)
+        mode.options(flags.add_argument_group(mode.name))
+        owned |= dict.fromkeys((action.dest for action in flags._actions), mode.name)
+    return owned
+
+
+def test_the_command_line_reads_no_option_of_a_mode():
+    """bench/cli.py turns the command line into Options and asks every mode
+    what it fills in: it reads no mode's option by name (--fan-out's route
+    and sources are the fan-out mode's to fill in)."""
+    owned = owned_options()
+    assert {"fan_outs", "slo", "rates", "tune"} <= set(owned)
+    tree = ast.parse((MODES.parent / "cli.py").read_text())
+    read = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    read |= {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)}
+    assert read & set(owned) == set()
 
 
 def test_tune_chooses_the_deployments_it_starts():
