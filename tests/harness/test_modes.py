@@ -4,7 +4,6 @@ asked with every run's; what it records once is a field of the results; and
 the command line reaches Options whole: every destination a field, every
 field a destination. Nothing is run."""
 
-import argparse
 import ast
 import dataclasses
 import inspect
@@ -26,6 +25,11 @@ def destinations():
     return {action.dest for action in parser()._actions if action.dest != "help"}
 
 
+def groups_of_the_help():
+    """{title: argument group} of ./benchmark.sh --help."""
+    return {group.title: group for group in parser()._action_groups}
+
+
 def test_every_destination_of_the_command_line_is_a_field_of_options_and_back():
     assert destinations() - set(FIELDS) == set(cli.CHOOSING)
     assert set(FIELDS) - destinations() == set(cli.MADE)
@@ -33,8 +37,7 @@ def test_every_destination_of_the_command_line_is_a_field_of_options_and_back():
 
 @pytest.mark.parametrize("mode", [m for m in modes.MODES if m.title], ids=lambda m: m.name)
 def test_a_modes_flags_are_a_group_of_the_help_written_in_its_own_module(mode):
-    groups = {group.title: group for group in parser()._action_groups}
-    flags = [action.option_strings for action in groups[mode.title]._group_actions]
+    flags = [action.option_strings for action in groups_of_the_help()[mode.title]._group_actions]
     assert flags, f"{mode.name}: a group without flags"
     assert Path(inspect.getsourcefile(mode.options)).is_relative_to(MODES)
     assert Path(inspect.getsourcefile(mode.options)).stem in (mode.name, "__init__")
@@ -99,13 +102,14 @@ def test_the_run_and_its_command_line_name_no_mode():
 
 
 def owned_options():
-    """{Options field: mode} of every mode's flags."""
-    owned = {}
-    for mode in modes.MODES:
-        flags = argparse.ArgumentParser(add_help=False)
-        mode.options(flags.add_argument_group(mode.name))
-        owned |= dict.fromkeys((action.dest for action in flags._actions), mode.name)
-    return owned
+    """The Options fields every mode's flags are stored under."""
+    groups = groups_of_the_help()
+    return {
+        action.dest
+        for mode in modes.MODES
+        if mode.title
+        for action in groups[mode.title]._group_actions
+    }
 
 
 def test_the_command_line_reads_no_option_of_a_mode():
