@@ -2,7 +2,7 @@
 # An app's command in a Swarm stack (tools/stack.py): runs "$@" (its serve.sh)
 # as a child and, on SIGTERM or SIGINT, keeps it serving DRAIN_SECONDS more
 # before passing the signal on. Swarm takes a stopping task out of DNS, but
-# the proxy caches the name for 5 s (proxy/compose.conf): requests keep coming
+# the proxy caches the name for 5 s (proxy/compose-apps.conf): requests keep coming
 # meanwhile, and a server that stopped at once would refuse them, or reset a
 # connection it had accepted but not yet read (uvicorn does). Kubernetes'
 # preStop sleep does the same (deploy/k8s). The server's own graceful stop

@@ -171,6 +171,22 @@ def check_tuned_environment(environment, app, cores):
     assert int(environment["POOL_MAX_SIZE"]) >= shape.pool, app
 
 
+def in_flight(environment):
+    """The most requests a deployed copy of an app works on at once, from its
+    environment (compose, Kubernetes): its workers x its threads or its
+    pool, whichever is fewer (bench/sut/budget.py Shape, the rule
+    ./benchmark.sh --proxy limit gives each copy)."""
+    from bench.sut.budget import Shape
+
+    threads = environment.get("WEB_THREADS")  # a gthread worker's: a request holds one
+    return Shape(
+        processes=int(environment["WEB_WORKERS"]),
+        threads=int(threads or 1),
+        pool=int(environment["POOL_MAX_SIZE"]),
+        holds_thread=threads is not None,
+    ).in_flight()
+
+
 def run_benchmark(*args, env=None, timeout=300, **popen):
     """./benchmark.sh args, as a user runs it from the checkout; its
     CompletedProcess (stdout and stderr captured, not checked)."""

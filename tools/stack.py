@@ -43,7 +43,7 @@ import yaml
 
 VERSION = "3.8"
 # Seconds a stopping app task keeps serving (docker/drain.sh): the proxy's DNS
-# cache (proxy/compose.conf, valid=5s) and a margin. Then its server's own
+# cache (proxy/compose-apps.conf, valid=5s) and a margin. Then its server's own
 # graceful stop (every serve.sh: 5 s), all within stop_grace_period.
 DRAIN, SERVER_GRACE = 7, 5
 DROPPED = ("build", "depends_on", "profiles", "pull_policy", "restart", "security_opt")

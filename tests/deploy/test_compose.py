@@ -24,7 +24,7 @@ import yaml
 from db import embedded, roles
 from db.load import SQL_FILES
 from tests.docker_host import STANDINS, build_context_rules, left_out
-from tests.helpers import check_tuned_environment, query
+from tests.helpers import check_tuned_environment, in_flight, query
 from tools import ROOT
 from tools.serve import APPS, stop, wait_healthy
 
@@ -253,6 +253,23 @@ def test_app_service_runs_benchmarks_deployment(services, app):
     service = services[app]
     cores = int(service["deploy"]["resources"]["limits"]["cpus"])
     check_tuned_environment(service["environment"], app, cores)
+
+
+# proxy/compose-apps.conf's upstream blocks: {app: each replica's max_conns}
+UPSTREAMS = re.compile(
+    r"^upstream (\w+) \{ zone \1 \d+k; server \1:8000 resolve max_conns=(\d+); \}$", re.M
+)
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_the_proxy_gives_each_replica_what_it_works_on_at_once(services, app):
+    """compose's and the Swarm stack's nginx gives each replica of app (each
+    address its service's name has) at most the requests it works on at
+    once, by the rule --proxy limit gives each copy; past them it refuses
+    (tests/deploy/test_door.py sends them)."""
+    limits = dict(UPSTREAMS.findall((ROOT / "proxy" / "compose-apps.conf").read_text()))
+    assert set(limits) == set(APPS)
+    assert int(limits[app]) == in_flight(services[app]["environment"])
 
 
 def test_max_connections_covers_every_pool(services):

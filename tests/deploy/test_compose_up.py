@@ -374,7 +374,7 @@ def scaled(stack, app, tmp_path):
 def test_proxy_balances_over_every_replica(stack, tmp_path):
     """`--scale flask=2`: the proxy's flask port answers from both replicas
     (its access log names the one that answered), once nginx has asked
-    Docker's DNS again (compose.conf: every 5 s)."""
+    Docker's DNS again (compose-apps.conf: every 5 s)."""
     url = published_targets(stack)["proxy-8001"]
     agent = {"User-Agent": f"balance-test-{os.getpid()}"}
     with scaled(stack, "flask", tmp_path) as scale:

@@ -8,6 +8,7 @@ compose.yaml's proxy, run here as compose runs it (its entrypoint, command
 and mounted files, with the image's paths moved), is the same door.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import signal
 import socket
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -23,12 +25,17 @@ import requests
 from bench.load import openloop, wrk
 from bench.routes import ROUTES
 from bench.sut import verify
+from common.admission import RETRY_AFTER
+from common.contract import OVERLOADED
 from db.embedded import free_port
 from tests.deploy.test_compose import compose_config
 from tests.deploy.test_compose import tool as compose_tool
 from tests.faults import nginx
 from tests.helpers import port_of, query, serve, wait_until
+from tests.toy_http import Connection, ThreadedServer
 from tools import ROOT, children, proxy
+
+APPS_CONF = (ROOT / "proxy" / "compose-apps.conf").read_text()
 
 # With "." and "+", the characters a regular expression would read otherwise.
 TOKEN = "t0ken.For+the-Door-test-0123456789abcdef"
@@ -329,10 +336,23 @@ def moved_under(folder, prefixes, text):
     return re.sub(pattern, lambda _: f"{folder}/", text)
 
 
-def nginx_test(tmp_path, main, servers, moved):
-    """`nginx -t` of proxy/main with proxy/servers as conf.d/default.conf, the
-    image's paths (`moved`: prefixes) under tmp_path, the apps' names
-    127.0.0.1, every listen on a free port of 127.0.0.1."""
+def apps_here(text, ports, nowhere):
+    """text's upstream servers (the apps by their service's name, port 8000)
+    on 127.0.0.1: app at ports[app], else at nowhere; without `resolve`,
+    which follows a name's addresses (an address has none to follow), and
+    which the host's nginx, Debian bookworm's 1.22, does not know."""
+
+    def here(match):
+        return f"server 127.0.0.1:{ports.get(match[1], nowhere)}"
+
+    return re.sub(r"server (\w+):8000(?: resolve)?", here, text)
+
+
+def nginx_test(tmp_path, main, servers, moved, upstreams=None):
+    """`nginx -t` of proxy/main with proxy/servers as conf.d/default.conf
+    (and proxy/upstreams, when given, as conf.d/apps.conf), the image's paths
+    (`moved`: prefixes) under tmp_path, the apps' names 127.0.0.1, every
+    listen on a free port of 127.0.0.1."""
     nginx()
 
     def here(text):
@@ -341,10 +361,12 @@ def nginx_test(tmp_path, main, servers, moved):
     for name in (main, "api.inc", "door.conf", "door.inc", "tls.inc"):
         (tmp_path / name).write_text(here((ROOT / "proxy" / name).read_text()))
     (tmp_path / "conf.d").mkdir()
-    text = here((ROOT / "proxy" / servers).read_text())
-    text = re.sub(r"server (\w+):8000( max_conns=\d+)?;", r"server 127.0.0.1:8000\2;", text)
-    text = re.sub(r"listen (\d+) ", lambda m: f"listen 127.0.0.1:{free_port()} ", text)
-    (tmp_path / "conf.d" / "default.conf").write_text(text)
+    conf = {"default.conf": servers, "apps.conf": upstreams}
+    for target, name in conf.items():
+        if name:
+            text = apps_here(here((ROOT / "proxy" / name).read_text()), {}, 8000)
+            text = re.sub(r"listen (\d+) ", lambda m: f"listen 127.0.0.1:{free_port()} ", text)
+            (tmp_path / "conf.d" / target).write_text(text)
     environment = {
         **os.environ,
         "TLS_DIR": str(tmp_path / "tls"),
@@ -374,7 +396,9 @@ def test_the_kubernetes_image_config_is_valid_nginx(tmp_path):
 def test_the_compose_tls_config_is_valid_nginx(tmp_path):
     """compose.tls.yaml's proxy: door-nginx.conf and compose-tls.conf, with
     the certificate tls-start.sh makes, pass `nginx -t`."""
-    completed = nginx_test(tmp_path, "door-nginx.conf", "compose-tls.conf", MOVED)
+    completed = nginx_test(
+        tmp_path, "door-nginx.conf", "compose-tls.conf", MOVED, "compose-apps.conf"
+    )
     assert completed.returncode == 0, completed.stderr
 
 
@@ -527,10 +551,10 @@ def compose_proxy(tmp_path, app_port, token=None):
     assert [secret["source"] for secret in service["secrets"]] == ["write_token"]
     if token:
         (tmp_path / "write_token").write_text(token + "\n")
+    upstreams = tmp_path / "conf.d" / "apps.conf"
+    upstreams.write_text(apps_here(upstreams.read_text(), {"flask": app_port}, free_port()))
     servers = tmp_path / "conf.d" / "default.conf"
-    nowhere = free_port()
-    text = servers.read_text().replace("flask:8000", f"127.0.0.1:{app_port}")
-    text = re.sub(r"\w+:8000;", f"127.0.0.1:{nowhere};", text)
+    text = servers.read_text()
     ports = {}
 
     def listen(match):
@@ -549,8 +573,15 @@ def compose_proxy(tmp_path, app_port, token=None):
 @pytest.fixture
 def compose_door(app_server, tmp_path):
     """compose.yaml's proxy in front of Flask, with a write token."""
+    with compose_proxy_running(tmp_path, port_of(app_server), TOKEN) as door:
+        yield door
+
+
+@contextlib.contextmanager
+def compose_proxy_running(tmp_path, app_port, token=None):
+    """compose_proxy started: yields Flask's URL through it, and its log."""
     nginx()
-    argv, ports = compose_proxy(tmp_path, port_of(app_server), TOKEN)
+    argv, ports = compose_proxy(tmp_path, app_port, token)
     # Appended to: nginx's access log reopens its stdout, its error log writes to
     # the inherited stderr, and neither may write over the other.
     log = open(tmp_path / "proxy.log", "a")  # noqa: SIM115 (closed below)
@@ -572,6 +603,50 @@ def port_open(port):
         return True
     except OSError:
         return False
+
+
+class Held(Connection):
+    """Each request held, unanswered, until the server's release()."""
+
+    def request(self):
+        self.server.held.append(self)
+
+
+class HoldingServer(ThreadedServer):
+    CONNECTION = Held
+
+    def __init__(self):
+        super().__init__()
+        self.held = []
+
+    def release(self):
+        self.loop.call_soon_threadsafe(lambda: [held.write(b"200 OK") for held in self.held])
+
+
+@pytest.mark.slow  # starts nginx
+def test_composes_proxy_refuses_what_no_replica_can_take_at_once(tmp_path):
+    """compose's proxy, as compose starts it, gives Flask's replica its
+    max_conns (compose-apps.conf) and no more: past them each request is
+    refused at once by nginx, the contract's 503 with Retry-After, while
+    those given stay held; released, they are answered."""
+    limit = int(re.search(r"server flask:8000 resolve max_conns=(\d+);", APPS_CONF)[1])
+    with (
+        HoldingServer() as app,
+        compose_proxy_running(tmp_path, int(app.url.rsplit(":", 1)[1]), TOKEN) as (url, log),
+        ThreadPoolExecutor(limit + 3) as pool,
+    ):
+        given = [pool.submit(requests.get, f"{url}/films/995/", timeout=30) for _ in range(limit)]
+        assert wait_until(lambda: len(app.held) == limit, timeout=10), len(app.held)
+        for _ in range(3):
+            started = time.monotonic()
+            refused = requests.get(f"{url}/films/995/", timeout=10)
+            assert time.monotonic() - started < 1.0
+            assert (refused.status_code, refused.json()) == (503, {"error": OVERLOADED})
+            assert refused.headers["Retry-After"] == RETRY_AFTER
+        assert len(app.held) == limit and not any(answer.done() for answer in given)
+        app.release()
+        assert [answer.result().status_code for answer in given] == [200] * limit
+    assert log.read_text().count("no live upstreams") == 3
 
 
 @pytest.mark.slow  # starts nginx and Flask

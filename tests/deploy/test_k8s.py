@@ -17,8 +17,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from bench.sut.budget import Shape
-from tests.helpers import check_tuned_environment
+from tests.helpers import check_tuned_environment, in_flight
 from tests.system_tools import system_tool
 from tools import ROOT
 from tools.serve import APPS
@@ -121,15 +120,7 @@ def test_the_proxy_refuses_past_what_the_services_pods_work_on_at_once(objects, 
     assert set(limits) == set(APPS)
     spec = find(objects, "Deployment", app)["spec"]
     [container] = spec["template"]["spec"]["containers"]
-    variables = env(container)
-    threads = variables.get("WEB_THREADS")  # a gthread worker's: a request holds one
-    pod = Shape(
-        processes=int(variables["WEB_WORKERS"]),
-        threads=int(threads or 1),
-        pool=int(variables["POOL_MAX_SIZE"]),
-        holds_thread=threads is not None,
-    )
-    assert int(limits[app]) == spec["replicas"] * pod.in_flight()
+    assert int(limits[app]) == spec["replicas"] * in_flight(env(container))
 
 
 def test_the_apps_ask_the_upstream_service(objects):

@@ -39,7 +39,7 @@ def test_apps_are_replicated_behind_the_proxy(services, app):
     # docker/drain.sh first, then the server's 5 s: within the grace period.
     assert service["command"] == ["sh", "docker/drain.sh", "sh", f"{app}_app/serve.sh"]
     drain = int(service["environment"]["DRAIN_SECONDS"])
-    assert drain > 5  # proxy/compose.conf's resolver valid=5s
+    assert drain > 5  # proxy/compose-apps.conf's resolver valid=5s
     assert int(service["stop_grace_period"].removesuffix("s")) > drain + 5
 
 
