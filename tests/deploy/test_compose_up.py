@@ -52,7 +52,7 @@ from tools import ROOT
 from tools import secrets as stack_secrets
 from tools.serve import APPS
 
-pytestmark = pytest.mark.slow  # the whole stack in Docker
+pytestmark = [pytest.mark.slow, pytest.mark.docker]  # the whole stack in Docker
 
 
 PROJECT = f"e2e{os.getpid()}"

@@ -122,6 +122,7 @@ def layer_files(image_tar):
 
 
 @pytest.mark.slow
+@pytest.mark.docker
 def test_no_layer_of_the_image_holds_a_secret_of_the_checkout(saved_image):
     image_tar, planted = saved_image
     names = {Path(name).name for name in planted} | {".secrets"}

@@ -59,7 +59,7 @@ from tools import secrets as stack_secrets
 from tools import stack as swarm
 from tools.serve import APPS
 
-pytestmark = pytest.mark.slow  # a whole stack in Docker
+pytestmark = [pytest.mark.slow, pytest.mark.docker]  # a whole stack in Docker
 
 PROJECT = f"swarm{os.getpid()}"
 QUART_REPLICAS = 2

@@ -33,7 +33,8 @@ from tests.helpers import (
 from tests.system_tools import system_tool, unavailable
 from tools import ROOT
 
-pytestmark = pytest.mark.slow  # starts Postgres, an app and the bench
+# starts Postgres, an app and the bench; routes between namespaces (docker)
+pytestmark = [pytest.mark.slow, pytest.mark.docker]
 
 PREFIX = f"th{os.getpid()}"
 SUBNET = "10.203.113"  # private, and only inside the namespaces made here
