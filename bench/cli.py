@@ -10,7 +10,7 @@ import sys
 from bench import modes
 from bench.arguments import parser
 from bench.errors import BenchmarkError
-from bench.options import FIELDS, grouped
+from bench.options import flat_fields, grouped
 from bench.preflight import missing
 from bench.refusals import refusal
 from bench.routes import DEFAULT_ROUTES, ROUTES
@@ -64,7 +64,8 @@ def options_of(args, apps, argv):
         "proxy": "off" if args.target else args.proxy,
         "replicas": tuple(args.replicas),
     }
-    options = modes.defaulted(grouped(**{name: given[name] for name in FIELDS}))
+    kind = modes.options_type()
+    options = modes.defaulted(grouped(kind, **{name: given[name] for name in flat_fields(kind)}))
     options = dataclasses.replace(options, routes=routes_of(options))
     chosen = None if args.target else modes.chosen(options)
     if chosen:

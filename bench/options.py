@@ -2,11 +2,8 @@
 becomes (bench/cli.py)."""
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
-
-from infra.delays import Jittered
-
-DEFAULT_SLO_STEP = 10  # wrk2 calibrates for 10 s: a shorter step's p99 means little
 
 
 @dataclass(frozen=True)
@@ -34,11 +31,6 @@ class Phase:
         return f"{self.multiple:g}x:{self.seconds}s"
 
 
-# --spike alone: half the capacity for 20 s, three times it for 10 s, then
-# half again for 30 s, time for a queue the spike left to drain (issue 42).
-DEFAULT_SPIKE = (Phase(20, 0.5), Phase(10, 3.0), Phase(30, 0.5))
-
-
 @dataclass(frozen=True)
 class Objective:
     """A latency objective: this percentile of the latency (from each request's
@@ -52,9 +44,6 @@ class Objective:
 
     def as_dict(self):
         return {"percentile": self.percentile, "ms": self.ms}
-
-
-DEFAULT_OBJECTIVE = Objective(99.0, 100.0)  # --tune's without --slo: the issue's 100 ms p99
 
 
 @dataclass(frozen=True)
@@ -95,8 +84,10 @@ class SUT:
 
 @dataclass(frozen=True)
 class Options:
-    """A run, typed: how each run loads the apps (Runs), what it starts (SUT), and the
-    switches of its modes, each read by the mode it belongs to."""
+    """A run, typed: how each run loads the apps (Runs), what it starts (SUT),
+    and, in a class of this one that with_fields() makes (bench/modes:
+    options_type()), the switches of its modes, each a field its mode declares
+    (Mode.fields) and reads."""
 
     routes: list[str]  # bench/routes.py ROUTES' keys (None from the parser: not given)
     runs: Runs
@@ -104,17 +95,6 @@ class Options:
     database_url: str | None
     results_dir: str
     command: str
-    pgbench: bool = True  # the ceiling (bench/modes/ceiling.py)
-    rates: Rates | None = None  # --rate (None: the closed loop only)
-    db_delays: tuple[float, ...] = (0.0,)  # --db-delay: seconds added per round trip, swept
-    tune: bool = False  # --tune: search each app's configurations per condition
-    slo: Objective | None = None  # --slo: the objective the capacity is found at
-    slo_step: int = DEFAULT_SLO_STEP  # --slo-step: seconds of each step of the capacity search
-    overload: tuple[float, ...] = ()  # --overload: multiples of each app's capacity, after --slo
-    spike: tuple[Phase, ...] = ()  # --spike: its phases, after --slo's capacities
-    profile: bool = False  # --profile: --rate's runs again, each app's processes sampled
-    fan_outs: tuple[int, ...] = ()  # --fan-out: sources per ratings request, each a start
-    upstream_delays: tuple[Jittered, ...] = ()  # --upstream-delay: an upstream each
 
     @property
     def target(self):
@@ -127,14 +107,23 @@ class Options:
         return cpus if any(cpus.values()) else None
 
 
-def grouped(*, pin=None, **flat):
-    """Options from the flat fields ./benchmark.sh's command line names (and
-    the tests do): each goes to the group that reads it, --pin's CPU lists
-    ({"app", "db", "load"}, or None) among them."""
+@functools.cache
+def with_fields(fields):
+    """The Options of a run whose modes declare fields: ((name, type, default),
+    ...), in order; one class for the same fields."""
+    declared = [(name, kind, dataclasses.field(default=default)) for name, kind, default in fields]
+    return dataclasses.make_dataclass("Options", declared, bases=(Options,), frozen=True)
+
+
+def grouped(kind, *, pin=None, **flat):
+    """Options of class kind (bench/modes options_type(): with every mode's
+    fields) from the flat fields ./benchmark.sh's command line names (and the
+    tests do): each goes to the group that reads it, --pin's CPU lists
+    ({"app", "db", "load"}, or None) among them, the modes' to their own."""
     pin = pin or {}
     runs = {name: flat.pop(name) for name in RUN_FIELDS if name in flat}
     sut = {name: flat.pop(name) for name in SUT_FIELDS if name in flat}
-    return Options(
+    return kind(
         runs=Runs(**runs, cpus=pin.get("load")),
         sut=SUT(**sut, cpus=pin.get("app"), db_cpus=pin.get("db")),
         **flat,
@@ -145,9 +134,9 @@ RUN_FIELDS = (
     "connections", "threads", "duration", "warmup", "timeout", "repeat", "write_token_file"
 )  # fmt: skip
 SUT_FIELDS = [f.name for f in dataclasses.fields(SUT) if f.name not in ("cpus", "db_cpus")]
-FIELDS = [  # every field grouped() takes: what the command line sets
-    *(f.name for f in dataclasses.fields(Options) if f.name not in ("runs", "sut")),
-    "pin",
-    *RUN_FIELDS,
-    *SUT_FIELDS,
-]
+
+
+def flat_fields(kind):
+    """Every field grouped(kind) takes: what the command line sets."""
+    made = (f.name for f in dataclasses.fields(kind) if f.name not in ("runs", "sut"))
+    return [*made, "pin", *RUN_FIELDS, *SUT_FIELDS]

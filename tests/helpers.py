@@ -8,6 +8,7 @@ import time
 import psycopg2
 import pytest
 
+from bench.modes import options_type
 from bench.options import grouped
 from bench.routes import DEFAULT_ROUTES
 from db import embedded, roles
@@ -152,7 +153,7 @@ def bench_options(**changes):
         results_dir="results",
         command="./benchmark.sh flask quart",
     )
-    return grouped(**{**values, **changes})
+    return grouped(options_type(), **{**values, **changes})
 
 
 def check_tuned_environment(environment, app, cores):

@@ -31,6 +31,7 @@ from bench.modes import (
     spike,
     tune,
 )
+from bench.options import with_fields
 from bench.report.markdown import markdown
 
 # In the report's order: what a run compared first, then the per-section tables.
@@ -57,6 +58,12 @@ MODES = [
 MEASURING = [
     mode.MODE for mode in (ceiling, peak, tune, capacity, overload, spike, open_loop, profile)
 ]
+
+
+def options_type():
+    """The Options of a run: bench/options.py's, and every mode's own fields
+    (Mode.fields), in MODES' order."""
+    return with_fields(tuple(field for mode in MODES for field in mode.fields))
 
 
 def report(results):

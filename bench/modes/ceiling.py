@@ -125,6 +125,7 @@ MODE = Mode(
     section,
     title="the database's ceiling",
     options=options,
+    fields=(("pgbench", bool, True),),
     steps=steps,
     before_start=before_start,
 )

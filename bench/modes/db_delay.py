@@ -255,6 +255,7 @@ MODE = Mode(
     ),
     title="Postgres farther away",
     options=options,
+    fields=(("db_delays", tuple[float, ...], (0.0,)),),  # seconds per round trip, swept
     refused=refused,
     recorded=recorded,
 )

@@ -12,7 +12,7 @@ from bench.parsers import fan_out_list, upstream_delay_list
 from bench.report.tables import number, requests_cell, table
 from bench.routes import ROUTES
 from bench.sut.sources import DEFAULT_FAN_OUT, DEFAULT_UPSTREAM_DELAY, timeout
-from infra.delays import parse_jittered
+from infra.delays import Jittered, parse_jittered
 
 THREADED = ("sync", "gthread")  # gunicorn's workers whose request holds its thread
 SATURATED_SHARE = 0.8  # of one core: the rating service's, past which it may bound the apps
@@ -259,6 +259,7 @@ MODE = Mode(
     section,
     title="the ratings route's sources",
     options=options,
+    fields=(("fan_outs", tuple[int, ...], ()), ("upstream_delays", tuple[Jittered, ...], ())),
     defaults=defaults,
     refused=refused,
 )

@@ -4,8 +4,11 @@ presents what the measurements found, each a Mode in a module of its own
 optional:
 
 - options(group): adds its command-line flags to its own group of
-  ./benchmark.sh --help (bench/arguments.py), each stored under its
-  Options field (bench/options.py);
+  ./benchmark.sh --help (bench/arguments.py), each stored under one of its
+  fields;
+- fields: ((name, type, default), ...), what its flags store: fields of the
+  run's Options (bench/options.py with_fields(), bench/modes options_type()),
+  typed, with their value when a test builds Options without them;
 - refused(options) -> a sentence or None: why its options cannot run with
   the others (bench/refusals.py asks every mode);
 - extras(options) -> [package]: what it needs of the requirements-*.txt
@@ -67,6 +70,7 @@ class Mode:
     charts: tuple = ()
     title: str = ""  # its flags' group in --help
     options: Callable = no_options
+    fields: tuple = ()
     refused: Callable = refuses_nothing
     extras: Callable = needs_nothing
     defaults: Callable = none_found

@@ -15,6 +15,7 @@ from bench.load import openloop
 from bench.load.measure import Generator, measure_once
 from bench.modes import peak, server_matrix
 from bench.modes.mode import Mode
+from bench.options import Rates
 from bench.parsers import rate_list
 from bench.records import Rate
 from bench.report.tables import (
@@ -278,6 +279,7 @@ MODE = Mode(
     charts=(("draw_latency", "-latency.png"),),
     title="the open loop",
     options=options,
+    fields=(("rates", Rates | None, None),),  # None: the closed loop only
     refused=refused,
     extras=extras,
     recorded=recorded,

@@ -208,6 +208,7 @@ MODE = Mode(
     charts=(("draw_overload", "-overload.png"),),
     title="past capacity",
     options=options,
+    fields=(("overload", tuple[float, ...], ()),),  # multiples of each capacity
     refused=refused,
     steps=steps,
     run=run,

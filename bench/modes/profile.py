@@ -136,6 +136,7 @@ MODE = Mode(
     ),
     title="where the CPU goes",
     options=options,
+    fields=(("profile", bool, False),),
     refused=refused,
     extras=extras,
     steps=steps,

@@ -25,11 +25,15 @@ from bench.load.measure import measure_once
 from bench.modes import open_loop, overload
 from bench.modes.capacity import verdict
 from bench.modes.mode import Mode
-from bench.options import DEFAULT_SPIKE
+from bench.options import Phase
 from bench.parsers import spike_phases
 from bench.records import Spike
 from bench.report.spike import section  # the mode's section: a view of its records
 from bench.rotation import Step, measure_in_rotation
+
+# --spike alone: half the capacity for 20 s, three times it for 10 s, then
+# half again for 30 s, time for a queue the spike left to drain (issue 42).
+DEFAULT_SPIKE = (Phase(20, 0.5), Phase(10, 3.0), Phase(30, 0.5))
 
 
 def refused(options):
@@ -279,6 +283,7 @@ MODE = Mode(
     charts=(("draw_spike", "-spike.png"),),
     title="a spike",
     options=options,
+    fields=(("spike", tuple[Phase, ...], ()),),
     refused=refused,
     steps=steps,
     run=run,

@@ -6,7 +6,7 @@ processes, which sizes their pools), all on the same cores and the same
 connection budget, each get one short closed-loop run per route, then a
 short capacity search from it (bench/modes/capacity/, TRIAL_STEPS rates of
 TRIAL_SECONDS, one round) at the latency objective: --slo's, else
-DEFAULT_OBJECTIVE (100 ms p99). That is the search, whose curve the report
+capacity.DEFAULT_OBJECTIVE (100 ms p99). That is the search, whose curve the report
 keeps. The best, by the geometric mean of its capacities over the routes, is
 then measured as any deployment is, in rotation, --repeat times, and
 reported under the deployment name "best". A configuration that kept the
@@ -204,6 +204,7 @@ MODE = Mode(
     section,
     title="each app at its best",
     options=options,
+    fields=(("tune", bool, False),),
     refused=refused,
     chooses=lambda options: candidates(fan_out=bool(options.fan_outs)) if options.tune else None,
     tools=lambda options: [wrk.PROGRAM] if options.tune else [],  # its trials' closed loop

@@ -15,7 +15,7 @@ from bench import cli, modes
 from bench.arguments import parser
 from bench.modes import tune
 from bench.modes.mode import Mode
-from bench.options import FIELDS
+from bench.options import flat_fields
 from bench.records import Results
 
 MODES = Path(modes.__file__).parent
@@ -31,8 +31,8 @@ def groups_of_the_help():
 
 
 def test_every_destination_of_the_command_line_is_a_field_of_options_and_back():
-    assert destinations() - set(FIELDS) == set(cli.CHOOSING)
-    assert set(FIELDS) - destinations() == set(cli.MADE)
+    assert destinations() - set(flat_fields(modes.options_type())) == set(cli.CHOOSING)
+    assert set(flat_fields(modes.options_type())) - destinations() == set(cli.MADE)
 
 
 @pytest.mark.parametrize("mode", [m for m in modes.MODES if m.title], ids=lambda m: m.name)
@@ -52,20 +52,45 @@ def test_what_a_mode_records_once_is_a_field_of_the_results(mode):
         assert set(mode.recorded(options)) <= fields
 
 
-def test_a_mode_added_to_the_registry_gives_its_flags_and_is_asked_its_refusal(monkeypatch, capsys):
+def test_a_mode_added_to_the_registry_alone_has_its_option_typed_and_read(monkeypatch, capsys):
+    """A toy mode with one option of its own, written in one place and added
+    to the registry, nothing else: its flag is in --help, the run's Options
+    has its field, typed, with its default when not given, and its refusal
+    reads it."""
+
     def options(group):
         group.add_argument("--toy-level", type=int, default=0)
 
     def refused(options):
-        return "the toy refuses every run"
+        return "--toy-level: at most 5" if options.toy_level > 5 else None
 
-    toy = Mode("toy", lambda results: [], title="a toy", options=options, refused=refused)
+    toy = Mode(
+        "toy",
+        lambda results: [],
+        title="a toy",
+        options=options,
+        fields=(("toy_level", int, 0),),
+        refused=refused,
+    )
     monkeypatch.setattr(modes, "MODES", [*modes.MODES, toy])
     assert "--toy-level" in parser().format_help()
+    assert cli.checked(["flask", "--toy-level", "3"])[0].toy_level == 3
+    assert cli.checked(["flask"])[0].toy_level == 0
     with pytest.raises(SystemExit) as exited:
-        cli.checked(["flask"])
+        cli.checked(["flask", "--toy-level", "9"])
     assert exited.value.code == 2
-    assert "the toy refuses every run" in capsys.readouterr().err
+    assert "--toy-level: at most 5" in capsys.readouterr().err
+
+
+def test_each_modes_fields_are_what_its_flags_store():
+    """A mode declares the fields its flags are stored under, and no other
+    (tune's --tune, capacity's --slo and --slo-step, ...)."""
+    groups = groups_of_the_help()
+    for mode in modes.MODES:
+        stored = (
+            {action.dest for action in groups[mode.title]._group_actions} if mode.title else set()
+        )
+        assert {name for name, _, _ in mode.fields} == stored, mode.name
 
 
 def test_the_objective_is_recorded_once_with_whether_slo_gave_it():

@@ -23,9 +23,12 @@ from bench.modes.capacity.drive import confirmed, peak_of, searched
 from bench.modes.capacity.records import ratio_records, record
 from bench.modes.capacity.search import CONFIRM_STEPS, CONFIRM_TRIES, MAX_STEPS
 from bench.modes.mode import Mode
-from bench.options import DEFAULT_OBJECTIVE, DEFAULT_SLO_STEP
+from bench.options import Objective
 from bench.parsers import positive_seconds, slo
 from bench.report.capacity import section  # the mode's section: a view of its records
+
+DEFAULT_SLO_STEP = 10  # wrk2 calibrates for 10 s: a shorter step's p99 means little
+DEFAULT_OBJECTIVE = Objective(99.0, 100.0)  # --tune's without --slo: the 100 ms p99
 
 
 def options(group):
@@ -125,6 +128,7 @@ MODE = Mode(
     section,
     title="capacity at a latency objective",
     options=options,
+    fields=(("slo", Objective | None, None), ("slo_step", int, DEFAULT_SLO_STEP)),
     refused=refused,
     extras=extras,
     recorded=recorded,
