@@ -31,25 +31,26 @@ wait "$scanners"
 unset PYTHONDONTWRITEBYTECODE
 export PYTHONPYCACHEPREFIX="$PWD/.venv/pycache"
 .venv/bin/ruff check .
-# Arguments: one pytest, given them.
-if (($#)); then
+# Arguments, or a database of yours for the tests (which two pytests could
+# not share): one pytest.
+if (($#)) || [[ -n "${TEST_DATABASE_URL:-}" ]]; then
     exec .venv/bin/python -m pytest "$@"
 fi
-# The whole suite, in two steps. First the tests that run Docker (marked
-# `docker`: image builds, containers, Swarm, and the namespaces Docker's
-# iptables rules would cut), which wait on downloads and containers more than
-# on a core, in a pytest of their own (its own temporary folder, its output
-# printed when it ends) beside the contract, deploy and docs tests. Then the
-# harness and reliability tests, which measure CPU and time, with the machine
-# to themselves.
+# The whole suite, in two steps. First, two pytests side by side: one runs
+# the tests marked `beside` (tests/conftest.py): those that run Docker (image
+# builds, containers, Swarm, and the namespaces Docker's iptables rules would
+# cut), which wait on downloads and containers more than on a core, then the
+# reliability tests, mostly once the other pytest has ended; the other runs
+# the contract, deploy and docs tests. Then the harness tests, which measure
+# CPU and time, with the machine to themselves.
 status=0
 docker_log="$(mktemp)"
 docker_tmp="$(mktemp -d)"
 docker_pid=
-# The Docker tests stop as a Ctrl-C stops them (their fixtures take the stack
-# down and stop the daemon they started): a Ctrl-C reaches them with the
-# rest; a SIGTERM to this script, or its end, sends them one. Their output is
-# printed once they have ended.
+# The tests beside stop as a Ctrl-C stops them (the Docker tests' fixtures
+# take the stack down and stop the daemon they started): a Ctrl-C reaches
+# them with the rest; a SIGTERM to this script, or its end, sends them one.
+# Their output (its own temporary folder) is printed once they have ended.
 docker_tests_ended() {
     if [[ -n "$docker_pid" ]]; then
         [[ -z "$1" ]] || kill "-$1" "$docker_pid" 2>/dev/null || true
@@ -64,11 +65,12 @@ trap 'exit 143' TERM
 # A background job ignores Ctrl-C unless told otherwise.
 (
     trap - INT
-    exec .venv/bin/python -m pytest -m docker --basetemp "$docker_tmp/pytest" tests/deploy
+    export TEST_DATABASE_NAME=dvdrental_beside
+    exec .venv/bin/python -m pytest -m beside --basetemp "$docker_tmp/pytest"
 ) >"$docker_log" 2>&1 &
 docker_pid=$!
 beside=(tests/contract tests/deploy tests/docs)
-.venv/bin/python -m pytest -m "not docker" "${beside[@]}" || status=1
+.venv/bin/python -m pytest -m "not beside" "${beside[@]}" || status=1
 docker_tests_ended ""
-.venv/bin/python -m pytest -m "not docker" "${beside[@]/#/--ignore=}" || status=1
+.venv/bin/python -m pytest -m "not beside" "${beside[@]/#/--ignore=}" || status=1
 exit "$status"

@@ -2,8 +2,9 @@
 production server (its serve.sh), reached over HTTP.
 
 The tests empty the review table of the database they use, so they never use
-DATABASE_URL: their database is `dvdrental_test` on the embedded Postgres, or
-the one TEST_DATABASE_URL names, a database given over to them.
+DATABASE_URL: their database is `dvdrental_test` (or TEST_DATABASE_NAME) on
+the embedded Postgres, or the one TEST_DATABASE_URL names, a database given
+over to them.
 With TEST_PROXY=1, every app is reached through nginx (tools/proxy.py).
 
 Tests that start a server or run a program for seconds are marked `slow`
@@ -26,18 +27,26 @@ from tests.helpers import serve
 from tools.serve import APPS, Server, database
 
 SERVER_FIXTURES = {"server", "servers", "app_server", "flask_process"}
+# The tests ./test.sh runs in a pytest beside the others (pyproject.toml's
+# `beside`): the Docker tests, then these folders'.
+BESIDE = {"reliability"}
 
 
 def pytest_collection_modifyitems(items):
     for item in items:
         if SERVER_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("docker") or BESIDE & set(item.path.parent.parts):
+            item.add_marker(pytest.mark.beside)
 
 
 @pytest.fixture(scope="session")
 def database_url():
-    """The tests' own database (see above), never DATABASE_URL's."""
-    with database("dvdrental_test", os.environ.get("TEST_DATABASE_URL")) as url:
+    """The tests' own database (see above), never DATABASE_URL's; on the
+    embedded Postgres, TEST_DATABASE_NAME's if set: each of the pytests
+    ./test.sh runs side by side empties its own review table."""
+    name = os.environ.get("TEST_DATABASE_NAME", "dvdrental_test")
+    with database(name, os.environ.get("TEST_DATABASE_URL")) as url:
         yield url
 
 
