@@ -44,33 +44,33 @@ fi
 # the contract, deploy and docs tests. Then the harness tests, which measure
 # CPU and time, with the machine to themselves.
 status=0
-docker_log="$(mktemp)"
-docker_tmp="$(mktemp -d)"
-docker_pid=
+beside_log="$(mktemp)"
+beside_tmp="$(mktemp -d)"
+beside_pid=
 # The tests beside stop as a Ctrl-C stops them (the Docker tests' fixtures
 # take the stack down and stop the daemon they started): a Ctrl-C reaches
 # them with the rest; a SIGTERM to this script, or its end, sends them one.
 # Their output (its own temporary folder) is printed once they have ended.
-docker_tests_ended() {
-    if [[ -n "$docker_pid" ]]; then
-        [[ -z "$1" ]] || kill "-$1" "$docker_pid" 2>/dev/null || true
-        wait "$docker_pid" || status=1
-        docker_pid=
-        cat "$docker_log"
+beside_ended() {
+    if [[ -n "$beside_pid" ]]; then
+        [[ -z "$1" ]] || kill "-$1" "$beside_pid" 2>/dev/null || true
+        wait "$beside_pid" || status=1
+        beside_pid=
+        cat "$beside_log"
     fi
 }
-trap 'docker_tests_ended INT; rm -rf "$docker_log" "$docker_tmp"' EXIT
-trap 'docker_tests_ended ""; exit 130' INT
+trap 'beside_ended INT; rm -rf "$beside_log" "$beside_tmp"' EXIT
+trap 'beside_ended ""; exit 130' INT
 trap 'exit 143' TERM
 # A background job ignores Ctrl-C unless told otherwise.
 (
     trap - INT
     export TEST_DATABASE_NAME=dvdrental_beside
-    exec .venv/bin/python -m pytest -m beside --basetemp "$docker_tmp/pytest"
-) >"$docker_log" 2>&1 &
-docker_pid=$!
-beside=(tests/contract tests/deploy tests/docs)
-.venv/bin/python -m pytest -m "not beside" "${beside[@]}" || status=1
-docker_tests_ended ""
-.venv/bin/python -m pytest -m "not beside" "${beside[@]/#/--ignore=}" || status=1
+    exec .venv/bin/python -m pytest -m beside --basetemp "$beside_tmp/pytest"
+) >"$beside_log" 2>&1 &
+beside_pid=$!
+alongside=(tests/contract tests/deploy tests/docs)
+.venv/bin/python -m pytest -m "not beside" "${alongside[@]}" || status=1
+beside_ended ""
+.venv/bin/python -m pytest -m "not beside" "${alongside[@]/#/--ignore=}" || status=1
 exit "$status"
