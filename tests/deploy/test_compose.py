@@ -255,10 +255,16 @@ def test_app_service_runs_benchmarks_deployment(services, app):
     check_tuned_environment(service["environment"], app, cores)
 
 
-# proxy/compose-apps.conf's upstream blocks: {app: each replica's max_conns}
+# proxy/compose-apps.conf's upstream blocks
 UPSTREAMS = re.compile(
     r"^upstream (\w+) \{ zone \1 \d+k; server \1:8000 resolve max_conns=(\d+); \}$", re.M
 )
+
+
+def replica_limits():
+    """{app: each replica's max_conns} of compose's and the Swarm stack's proxy."""
+    text = (ROOT / "proxy" / "compose-apps.conf").read_text()
+    return {app: int(limit) for app, limit in UPSTREAMS.findall(text)}
 
 
 @pytest.mark.parametrize("app", APPS)
@@ -267,9 +273,9 @@ def test_the_proxy_gives_each_replica_what_it_works_on_at_once(services, app):
     address its service's name has) at most the requests it works on at
     once, by the rule --proxy limit gives each copy; past them it refuses
     (tests/deploy/test_door.py sends them)."""
-    limits = dict(UPSTREAMS.findall((ROOT / "proxy" / "compose-apps.conf").read_text()))
+    limits = replica_limits()
     assert set(limits) == set(APPS)
-    assert int(limits[app]) == in_flight(services[app]["environment"])
+    assert limits[app] == in_flight(services[app]["environment"])
 
 
 def test_max_connections_covers_every_pool(services):

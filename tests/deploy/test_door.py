@@ -28,14 +28,12 @@ from bench.sut import verify
 from common.admission import RETRY_AFTER
 from common.contract import OVERLOADED
 from db.embedded import free_port
-from tests.deploy.test_compose import compose_config
+from tests.deploy.test_compose import compose_config, replica_limits
 from tests.deploy.test_compose import tool as compose_tool
 from tests.faults import nginx
 from tests.helpers import port_of, query, serve, wait_until
 from tests.toy_http import Connection, ThreadedServer
 from tools import ROOT, children, proxy
-
-APPS_CONF = (ROOT / "proxy" / "compose-apps.conf").read_text()
 
 # With "." and "+", the characters a regular expression would read otherwise.
 TOKEN = "t0ken.For+the-Door-test-0123456789abcdef"
@@ -629,10 +627,10 @@ def test_composes_proxy_refuses_what_no_replica_can_take_at_once(tmp_path):
     max_conns (compose-apps.conf) and no more: past them each request is
     refused at once by nginx, the contract's 503 with Retry-After, while
     those given stay held; released, they are answered."""
-    limit = int(re.search(r"server flask:8000 resolve max_conns=(\d+);", APPS_CONF)[1])
+    limit = replica_limits()["flask"]
     with (
         HoldingServer() as app,
-        compose_proxy_running(tmp_path, int(app.url.rsplit(":", 1)[1]), TOKEN) as (url, log),
+        compose_proxy_running(tmp_path, port_of(app), TOKEN) as (url, log),
         ThreadPoolExecutor(limit + 3) as pool,
     ):
         given = [pool.submit(requests.get, f"{url}/films/995/", timeout=30) for _ in range(limit)]
