@@ -12,6 +12,7 @@ from sanic.exceptions import BadURL
 from sanic.http import Stage
 from sanic.server.protocols.http_protocol import HttpProtocol
 
+from common import sanic_manager
 from common.admission import KEPT_ALIVE, Gate, Overloaded, plain_get
 from common.contract import MAX_BODY_BYTES
 from common.settings import Settings
@@ -21,6 +22,10 @@ from . import db, errors, films, health, ratings, reviews, upstream
 # The method of the request Sanic builds to answer an error that came before it
 # had a request (sanic/http/http1.py, create_empty_request).
 STAND_IN = "NONE"
+
+# Sanic's manager (it imports this module) stops its workers outside its
+# signal handler, once they serve: common/sanic_manager.py.
+sanic_manager.stop_outside_signal_handler()
 
 
 def create_app(*, settings=None):

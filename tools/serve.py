@@ -113,23 +113,6 @@ def wait_healthy(process, url, timeout=30.0, status=200):
     raise RuntimeError(f"{url}/health did not answer {status} within {timeout:.0f}s")
 
 
-# Sanic's manager, still waiting for its workers' acknowledgement a moment
-# after one of them answers, spins on a SIGTERM that comes then and never
-# exits (sanic-org/sanic#2997, 25.12): its server is stopped no sooner than
-# this long after it answered /health. The other servers stop at once.
-SETTLE = 1.0
-SETTLING = {"sanic"}  # the programs that need it
-
-
-def settle(app, command):
-    """Seconds a server must have answered for before it is stopped: SETTLE
-    for a program of SETTLING (serve.sh's, or a tree's: the app's; or
-    command's own), else none."""
-    own = command in (None, TREE_COMMAND)
-    program = production.read(app).program if own else Path(command[0]).name
-    return SETTLE if program in SETTLING else 0.0
-
-
 # How long a server a stop finds starting may take to finish it, before it
 # is stopped as it is.
 STARTING = 10.0
@@ -223,7 +206,6 @@ def running(
     if relay:
         relay.attach(process.stdout)
     server = Server(app, f"http://127.0.0.1:{port}", log_path and Path(log_path), process)
-    ready = None
     try:
         try:
             wait_healthy(process, server.url, timeout, health)
@@ -231,18 +213,13 @@ def running(
             raise AppNotStarted(f"{app} did not start: {error}\n{server.log_tail()}") from None
         except KeyboardInterrupt:
             # Stopped as it starts (a Ctrl-C): let it finish starting first,
-            # for up to STARTING seconds. Sanic's manager spins on a SIGTERM
-            # before its workers have all answered (SETTLE), and a worker
-            # stopped while it loads prints the KeyboardInterrupt of its stop.
+            # for up to STARTING seconds: a worker stopped while it loads
+            # prints the KeyboardInterrupt of its stop.
             with contextlib.suppress(RuntimeError):
                 wait_healthy(process, server.url, min(timeout, STARTING), health)
-                ready = time.monotonic()
             raise
-        ready = time.monotonic()
         yield server
     finally:
-        if ready is not None:
-            time.sleep(max(0.0, ready + settle(app, command) - time.monotonic()))
         if relay:
             relay.hold()
         stop(process)

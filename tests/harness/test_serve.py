@@ -1,6 +1,7 @@
 """tools/serve.py: its advice (a sync app served directly gets a warning), and
 a server it started stopped cleanly however soon it is stopped."""
 
+import random
 import socket
 import time
 
@@ -34,17 +35,32 @@ def test_the_warning_follows_serve_sh():
 @pytest.mark.slow  # starts each app
 @pytest.mark.parametrize("app", APPS)
 def test_a_server_stopped_as_soon_as_it_answers_exits_on_its_sigterm(app, database_url, tmp_path):
-    """Sanic's manager never exits on a SIGTERM sent at once after its first
-    worker answers (tools/serve.py, SETTLE): the harness waits that moment out."""
+    """SIGTERM as soon as /health answers (a worker may still be starting):
+    the server exits 0, in its 5 s grace period, not killed 10 s later."""
     with running(app, free_port(), database_url, tmp_path / "log", web_workers=2) as server:
         stopping = time.monotonic()
-    assert time.monotonic() - stopping < 6  # not the 10 s of a SIGKILL
-    log = server.log_tail()
-    # Sanic's manager may also fail while it reads its workers' states as a
-    # worker still starting is stopped (sanic/mixins/startup.py,
-    # _get_process_states): an exit status of 1 with that in its log, at once.
-    sanic_race = app == "sanic" and "_get_process_states" in log
-    assert server.process.returncode == 0 or (sanic_race and server.process.returncode == 1), log
+    assert time.monotonic() - stopping < 6
+    assert server.process.returncode == 0, server.log_tail()
+
+
+STOPS = 8  # SIGTERMs sent to Sanic as it starts
+
+
+@pytest.mark.slow  # starts Sanic STOPS times
+def test_sanic_exits_on_a_sigterm_whenever_it_comes_as_its_workers_start(database_url, tmp_path):
+    """Sanic 25.12's manager, stopped in its signal handler, hung or failed
+    on a SIGTERM that came as it read its workers' states (about 1 in 5 as
+    they start), and a worker lost the SIGINT that stops it between telling
+    the manager it started and setting its handlers: common/sanic_manager.py.
+    Each of STOPS SIGTERMs, from 0 to 0.3 s after /health answers, stops it."""
+    delays = random.Random(0).choices(range(0, 300, 10), k=STOPS)
+    for attempt, delay in enumerate(delays):
+        log = tmp_path / f"{attempt}.log"
+        with running("sanic", free_port(), database_url, log, web_workers=2) as server:
+            time.sleep(delay / 1000)
+            stopping = time.monotonic()
+        took = time.monotonic() - stopping
+        assert took < 6 and server.process.returncode == 0, (delay, took, server.log_tail())
 
 
 def test_a_port_handed_out_is_not_handed_out_again_before_it_is_bound(monkeypatch):
