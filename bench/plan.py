@@ -1,24 +1,30 @@
 """The run's plan, built once from its options: how many steps of each kind
 (app starts, pgbench runs, the primer, --tune's search, closed-loop and
-open-loop runs) and what each is expected to take. Each mode counts its own
-(steps() in bench/modes/); every database delay repeats them all. Progress
-(bench/progress.py) counts it down."""
+open-loop runs, the rating service's starts) and what each is expected to
+take. Each mode counts its own (steps() in bench/modes/) per stage, and
+every sweep its conditions (conditions()): a stage per combination of
+them. Progress (bench/progress.py) counts it down."""
 
-from bench.modes import MEASURING
+from bench.modes import MEASURING, SWEEPING
 from bench.progress import STARTUP_SECONDS
 
 
 def plan(options, apps):
     """{kind: (number of steps, nominal seconds each)} of the whole run of
-    `apps` targets per database delay (the lineup's slots, or 1: --target)."""
-    delays = len(options.db_delays)
-    conditions = len(options.fan_outs or [1]) * len(options.upstream_delays or [1])
-    planned = {"start": (0 if options.target else apps, STARTUP_SECONDS)}
+    `apps` targets per stage (the lineup's slots, or 1: --target)."""
+    planned, stages, outer = {}, 1, None
+    for mode in SWEEPING:  # outermost first: each sets itself up per condition outside it
+        count, setup = mode.conditions(options)
+        add(planned, setup, stages)
+        stages *= count
+        outer = outer or stages
+    add(planned, {"start": (0 if options.target else apps, STARTUP_SECONDS)}, stages)
     for mode in MEASURING:
-        for kind, (count, seconds) in mode.steps(options, apps).items():
-            planned[kind] = (planned.get(kind, (0, seconds))[0] + count, seconds)
-    phases = {kind: delays * (1 if kind == "ceiling" else conditions) for kind in planned}
-    planned = {kind: (count * phases[kind], seconds) for kind, (count, seconds) in planned.items()}
-    if options.upstream_delays:  # the rating service's starts
-        planned["upstream"] = (delays * len(options.upstream_delays), STARTUP_SECONDS)
+        add(planned, mode.steps(options, apps), outer if mode.once_per_outer else stages)
     return planned
+
+
+def add(planned, steps, times):
+    """planned += steps, each taken `times` times."""
+    for kind, (count, seconds) in steps.items():
+        planned[kind] = (planned.get(kind, (0, seconds))[0] + count * times, seconds)

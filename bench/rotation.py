@@ -53,10 +53,12 @@ class Context:
 
 @dataclass
 class Stage:
-    """The run at one database delay, as the modes' before_start() and run()
-    see it: the options their switches are read from, the routes, the
-    measuring Context, Progress, the ExitStack that stops what they start,
-    and the apps started and verified (set once they are)."""
+    """The run at one condition (one database delay, and for the ratings
+    route one upstream delay and fan-out: set by the modes' sweeps), as the
+    modes' before_start() and run() see it: the options their switches are
+    read from, the routes, the measuring Context, Progress, the ExitStack
+    that stops what they start, and the apps started and verified (set once
+    they are)."""
 
     options: Options
     routes: list[Route]
@@ -66,7 +68,27 @@ class Stage:
     exits: contextlib.ExitStack  # what the modes start is stopped when it closes
     measured: list[Target] = field(default_factory=list)
     fan_out: FanOut | None = None  # the ratings route's sources
-    first_at_delay: bool = True  # else what the delay alone sets is known (the ceiling)
+    first_of_outer: bool = True  # else what the outermost sweep's condition sets is known
+
+
+@dataclass(frozen=True)
+class Sweeping:
+    """What a mode's sweep() reads besides the options: Progress, where its
+    logs go (a path prefix), and the records the run found, which it may add
+    to (add())."""
+
+    progress: Progress
+    log_base: str
+    found: dict
+
+    def add(self, records):
+        add(self.found, records)
+
+
+def add(found, records):
+    """found += records: {Results field: [records]}."""
+    for name, more in records.items():
+        found.setdefault(name, []).extend(more)
 
 
 def every_app(step):

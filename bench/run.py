@@ -1,8 +1,9 @@
 """One benchmark run, as a list of steps (see run()): install what it needs,
-open the database, then per database delay (and, for the ratings route, per
-upstream delay, its rating service started once, and per fan-out: stages()):
-measure its ceiling, start every app, verify each, measure the modes' steps
-in rotation (bench/rotation.py); save the records and the modes' sections.
+open the database, then per stage (a condition of every mode's sweep: per
+database delay, and for the ratings route per upstream delay and fan-out:
+stages()): measure its ceiling, start every app, verify each, measure the
+modes' steps in rotation (bench/rotation.py); save the records and the
+modes' sections.
 Everything started is stopped on the way out, whatever happens, by one
 ExitStack."""
 
@@ -17,14 +18,14 @@ import psycopg2
 from bench import folder, modes
 from bench.errors import BenchmarkError
 from bench.load import wrk
-from bench.modes import MEASURING, charts, report
+from bench.modes import MEASURING, SWEEPING, charts, report
 from bench.plan import plan
 from bench.progress import Progress, say
 from bench.records import Results, to_json
 from bench.report import explorer
-from bench.rotation import Context, Stage
+from bench.rotation import Context, Stage, Sweeping, add
 from bench.routes import ROUTES
-from bench.sut import database, environment, extras, memory, run_film, sources, targets
+from bench.sut import database, environment, extras, memory, run_film, targets
 from bench.sut.budget import DEFAULT_CONNECTIONS, fitting
 from bench.sut.database import SPARE_CONNECTIONS
 from bench.sut.lineup import connections_needed, lineup, packages_needed
@@ -152,7 +153,6 @@ def results(options, db, started, found):
     """The run's Results: what was asked, what ran, every record the modes found."""
     runs = options.runs
     return Results(
-        db_delays_ms=[delay * 1000 for delay in options.db_delays],
         command=options.command,
         environment=environment.capture(wrk.version()),
         database=db.settings,
@@ -196,20 +196,13 @@ def save(saved, base):
 
 
 def measure_at(stage, slots, found, results_dir, stamp):
-    """Every mode's steps with Postgres stage.delay seconds away (0: direct),
-    their records added to found; returns the targets started. The apps and
-    proxies started here are stopped before the next delay's start."""
-    db = stage.context.db
-    if (len(stage.options.db_delays) > 1 or stage.delay) and stage.first_at_delay:
-        where = " (delay proxy)" if stage.delay else " (direct)"
-        say(f"database {stage.delay * 1000:g} ms away{where}")
-    if stage.fan_out:
-        fan_out = stage.fan_out
-        say(f"ratings: {fan_out.count} source(s) per request, each {fan_out.delay_text} away")
+    """Every mode's steps at the stage's condition, their records added to
+    found; returns the targets started. The apps and proxies started here
+    are stopped before the next stage's start."""
     for mode in MEASURING:
         add(found, mode.before_start(stage))
-    started = start_targets(stage, slots, db, results_dir, stamp)
-    stage.measured = targets.verified(started, stage.routes, db, stage.context.runs)
+    started = start_targets(stage, slots, stage.context.db, results_dir, stamp)
+    stage.measured = targets.verified(started, stage.routes, stage.context.db, stage.context.runs)
     for target in stage.measured:  # at rest: every app started, verified, not yet loaded
         target.record.pss_rest_mib = memory.pss_mib(*target.pids)
     for mode in MEASURING:
@@ -218,41 +211,37 @@ def measure_at(stage, slots, found, results_dir, stamp):
     return started
 
 
-def stages(options, routes, context, progress, upstream_log, found):
+def stages(options, routes, context, sweeping):
     """Every Stage of the run, in order, each with the ExitStack that stops
-    what it starts: per database delay; for the ratings route, per upstream
-    delay (the rating service started on as many ports as the largest
-    fan-out, stopped after its fan-outs, its record added to found) and per
-    fan-out. Close it to stop what is still running."""
-    for delay in options.db_delays:
-        first = True
-        for upstream_delay in options.upstream_delays or [None]:
-            with contextlib.ExitStack() as serving:
-                upstream = upstream_delay and started_sources(
-                    serving, options, progress, upstream_delay, upstream_log
-                )
-                for count in options.fan_outs or [None]:
-                    fan_out = upstream and sources.FanOut(count, upstream_delay, upstream)
-                    with contextlib.ExitStack() as phase:
-                        stage = Stage(options, routes, context, progress, delay, phase)
-                        stage.fan_out, stage.first_at_delay = fan_out, first
-                        yield stage
-                    first = False
-                if upstream:
-                    add(found, {"upstreams": [sources.record(upstream, upstream_delay)]})
+    what its modes start: one per condition of every mode's sweep, nested,
+    the outermost first (modes.SWEEPING: the database's delay, then the
+    ratings route's sources); first_of_outer on the first of each condition
+    of the outermost. Close it to stop what is still running."""
+    outer, *inner = SWEEPING
+    for condition in outer.sweep(options, sweeping):
+        with contextlib.closing(nested(inner, options, sweeping, condition)) as combinations:
+            for index, fields in enumerate(combinations):
+                with contextlib.ExitStack() as phase:
+                    yield Stage(
+                        options,
+                        routes,
+                        context,
+                        sweeping.progress,
+                        exits=phase,
+                        first_of_outer=index == 0,
+                        **fields,
+                    )
 
 
-def started_sources(exits, options, progress, delay, log_base):
-    """The rating service at delay, on a port per source of the largest fan-out."""
-    progress.step("upstream", f"start the rating service, each rating {delay} away")
-    log = exits.enter_context(open(f"{log_base}-{delay}.log", "w"))
-    return sources.serving(exits, delay, max(options.fan_outs), log)
-
-
-def add(found, records):
-    """found += records: {Results field: [records]}."""
-    for name, more in records.items():
-        found.setdefault(name, []).extend(more)
+def nested(sweeps, options, sweeping, fields):
+    """Every combination of the sweeps' conditions with fields, in order,
+    each yielded inside what its sweeps started for it."""
+    if not sweeps:
+        yield fields
+        return
+    with contextlib.closing(sweeps[0].sweep(options, sweeping)) as conditions:
+        for condition in conditions:
+            yield from nested(sweeps[1:], options, sweeping, {**fields, **condition})
 
 
 def run(options, slots):
@@ -274,9 +263,10 @@ def run(options, slots):
         if options.sut.db_cpus and not options.target:
             cleanup.enter_context(pinned_database(options.sut.db_cpus))
         routes = [ROUTES[key].writing_to(db.film) for key in options.routes]
-        shared = Context(db, options.runs, log), progress, results_dir / f"{stamp}-upstream"
+        context = Context(db, options.runs, log)
+        sweeping = Sweeping(progress, str(results_dir / stamp), found)
         try:
-            with contextlib.closing(stages(options, routes, *shared, found)) as every:
+            with contextlib.closing(stages(options, routes, context, sweeping)) as every:
                 for stage in every:
                     started += measure_at(stage, slots, found, results_dir, stamp)
         except BenchmarkError as error:

@@ -8,7 +8,8 @@ fan-out, the server matrix, the proxy and replica comparisons, the CPU per
 request by part).
 
 Adding a mode is adding its module here: its MODE in MODES, in the place its
-section takes in the report, and in MEASURING if it measures. Nothing else
+section takes in the report, in MEASURING if it measures, and in SWEEPING if
+it sweeps conditions. Nothing else
 names it: the command line adds its flags, the refusals ask it, the run
 installs its extras, records its facts and runs its steps, all through
 MODES."""
@@ -58,6 +59,10 @@ MODES = [
 MEASURING = [
     mode.MODE for mode in (ceiling, peak, tune, capacity, overload, spike, open_loop, profile)
 ]
+# The sweeps, nested in this order (a stage per combination of their conditions):
+# the database's delay outermost (the ceiling is measured once per delay), then
+# the ratings route's sources, started once per upstream delay for its fan-outs.
+SWEEPING = [db_delay.MODE, fan_out.MODE]
 
 
 def options_type():

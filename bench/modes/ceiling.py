@@ -57,7 +57,8 @@ def measured(options):
 
 
 def steps(options, apps):
-    """Its steps per database delay, for Progress: one pgbench run each."""
+    """Its steps per database delay (once_per_outer), for Progress: one
+    pgbench run each."""
     runs = len(plan(options.runs, options.routes)) if measured(options) else 0
     return {"ceiling": (runs, seconds(options.runs))}
 
@@ -66,7 +67,7 @@ def before_start(stage):
     """The Ceilings, measured before the apps start: at the database, or at
     a delay proxy of pgbench's own (stage.delay seconds per round trip)."""
     db = stage.context.db
-    if not (measured(stage.options) and db.url) or not stage.first_at_delay:
+    if not (measured(stage.options) and db.url) or not stage.first_of_outer:
         return {}
     url, parts = db.url, {"postgres": [db.postmaster]}
     if stage.delay:
@@ -126,6 +127,7 @@ MODE = Mode(
     title="the database's ceiling",
     options=options,
     fields=(("pgbench", bool, True),),
+    once_per_outer=True,  # the apps' conditions do not change the database's
     steps=steps,
     before_start=before_start,
 )

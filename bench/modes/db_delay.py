@@ -9,6 +9,7 @@ decision.py) and req/s and p99 against the swept axis."""
 
 from bench.modes.mode import Mode
 from bench.parsers import delay_list
+from bench.progress import say
 from bench.report.select import best, capacity_of
 from bench.report.tables import delays, memory_cell, number, requests_cell, table
 from bench.routes import ROUTES
@@ -242,8 +243,23 @@ def refused(options):
 
 
 def recorded(options):
-    """How the delay was added, once: when the run added one."""
-    return {"delay_proxy": DELAY_PROXY} if any(options.db_delays) else {}
+    """The delays swept, in ms, and how they were added, when the run added one."""
+    delays = {"db_delays_ms": [delay * 1000 for delay in options.db_delays]}
+    return {**delays, "delay_proxy": DELAY_PROXY} if any(options.db_delays) else delays
+
+
+def conditions(options):
+    """One condition per database delay; nothing to start for it (each app's
+    delay proxy starts with the app: bench/sut/targets.py)."""
+    return len(options.db_delays), {}
+
+
+def sweep(options, _sweeping):
+    """Each database delay in turn, the outermost sweep: the stage's delay."""
+    for delay in options.db_delays:
+        if len(options.db_delays) > 1 or delay:
+            say(f"database {delay * 1000:g} ms away{' (delay proxy)' if delay else ' (direct)'}")
+        yield {"delay": delay}
 
 
 MODE = Mode(
@@ -258,4 +274,6 @@ MODE = Mode(
     fields=(("db_delays", tuple[float, ...], (0.0,)),),  # seconds per round trip, swept
     refused=refused,
     recorded=recorded,
+    conditions=conditions,
+    sweep=sweep,
 )

@@ -7,10 +7,14 @@ Its section: each app per condition and connection count, its req/s, p99,
 memory, the bound its concurrency sets and how far it reached it, and what
 the rating service spent (which must never be the bottleneck)."""
 
+import contextlib
+
 from bench.modes.mode import Mode
 from bench.parsers import fan_out_list, upstream_delay_list
+from bench.progress import STARTUP_SECONDS, say
 from bench.report.tables import number, requests_cell, table
 from bench.routes import ROUTES
+from bench.sut import sources
 from bench.sut.sources import DEFAULT_FAN_OUT, DEFAULT_UPSTREAM_DELAY, timeout
 from infra.delays import Jittered, parse_jittered
 
@@ -254,6 +258,34 @@ def refused(options):
     return None
 
 
+def conditions(options):
+    """One condition per upstream delay and fan-out (1 without the ratings
+    route's sources); the rating service started once per upstream delay."""
+    if not options.upstream_delays:
+        return 1, {}
+    starts = {"upstream": (len(options.upstream_delays), STARTUP_SECONDS)}
+    return len(options.upstream_delays) * len(options.fan_outs), starts
+
+
+def sweep(options, sweeping):
+    """Per upstream delay, the rating service started on a port per source
+    of the largest fan-out, then each fan-out in turn (the stage's fan_out);
+    the service's record added to what the run found once its fan-outs are
+    measured, and the service stopped."""
+    if not options.upstream_delays:
+        yield {}
+        return
+    for delay in options.upstream_delays:
+        sweeping.progress.step("upstream", f"start the rating service, each rating {delay} away")
+        with contextlib.ExitStack() as serving:
+            log = serving.enter_context(open(f"{sweeping.log_base}-upstream-{delay}.log", "w"))
+            upstream = sources.serving(serving, delay, max(options.fan_outs), log)
+            for count in options.fan_outs:
+                say(f"ratings: {count} source(s) per request, each {delay} away")
+                yield {"fan_out": sources.FanOut(count, delay, upstream)}
+            sweeping.add({"upstreams": [sources.record(upstream, delay)]})
+
+
 MODE = Mode(
     "fan_out",
     section,
@@ -262,4 +294,6 @@ MODE = Mode(
     fields=(("fan_outs", tuple[int, ...], ()), ("upstream_delays", tuple[Jittered, ...], ())),
     defaults=defaults,
     refused=refused,
+    conditions=conditions,
+    sweep=sweep,
 )

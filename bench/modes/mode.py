@@ -1,7 +1,8 @@
-"""A mode: one kind of measurement, or one section of the report that
-presents what the measurements found, each a Mode in a module of its own
-(bench/modes/). What a Mode holds, every part but its name and section
-optional:
+"""A mode: one kind of measurement, a sweep of the conditions the
+measurements run under (the database's distance, the ratings route's
+sources), or one section of the report that presents what the measurements
+found, each a Mode in a module of its own (bench/modes/). What a Mode
+holds, every part but its name and section optional:
 
 - options(group): adds its command-line flags to its own group of
   ./benchmark.sh --help (bench/arguments.py), each stored under one of its
@@ -26,14 +27,26 @@ optional:
 - recorded(options) -> {Results field: value}: the facts it records once per
   run (the objective, say), which the report reads instead of rebuilding
   them from the command;
+- conditions(options) -> (count, {kind: (count, seconds each)}): how many
+  conditions its sweep yields (1: it sweeps none), and the steps it takes
+  itself to set them up (the rating service's starts), once per condition
+  of the sweeps outside it, for the run's plan (bench/plan.py);
+- sweep(options, sweeping) -> {Stage field: value} per condition: its
+  conditions, in order, each yielded inside what it started for it (the
+  rating service, stopped after the last one that uses it);
+  sweeping.found takes what it records of them (bench/run.py nests every
+  mode's sweep, outermost first: modes.SWEEPING);
+- once_per_outer: its steps are taken once per condition of the outermost
+  sweep, the database's distance (stage.first_of_outer), not per stage
+  (the ceiling: the apps' conditions do not change the database's);
 - steps(options, apps) -> {kind: (count, seconds each)}: its share of the
-  run's plan at one database delay, which Progress counts down (bench/plan.py);
+  run's plan at one stage, which Progress counts down (bench/plan.py);
 - before_start(stage) -> {Results field: [records]}: what it measures before
   the apps start (the ceiling);
 - run(stage, found) -> {Results field: [records]}: what it measures of the
   apps started and verified (stage.measured), usually through the one
   rotation loop (bench/rotation.py); found holds the records of the modes
-  before it at this database delay;
+  before it (and of the stages before);
 - section(results) -> Markdown lines: its part of the report;
 - charts: the chart functions of bench/report/charts/ it draws, with their
   file suffixes."""
@@ -63,6 +76,16 @@ def none_found(*_):
     return {}
 
 
+def one_condition(_options):
+    """No sweep of its own: one condition, set up by nothing."""
+    return 1, {}
+
+
+def sweeps_nothing(_options, _sweeping):
+    """No sweep of its own: the stage as the other sweeps set it."""
+    yield {}
+
+
 @dataclass(frozen=True)
 class Mode:
     name: str
@@ -77,6 +100,9 @@ class Mode:
     chooses: Callable = chooses_none
     tools: Callable = needs_nothing
     recorded: Callable = none_found
+    conditions: Callable = one_condition
+    sweep: Callable = sweeps_nothing
+    once_per_outer: bool = False
     steps: Callable = none_found
     before_start: Callable = none_found
     run: Callable = none_found

@@ -22,6 +22,7 @@ from bench.sut import targets
 from bench.sut.budget import Shape
 from bench.sut.deployments import TRIAL_STEPS
 from bench.sut.lineup import Deployment, connections_needed, lineup, slot
+from infra.delays import parse_jittered
 from tests.helpers import bench_options
 from tools import ROOT
 from tools.serve import APPS
@@ -111,6 +112,7 @@ def test_the_time_left_is_what_each_kind_of_step_really_took(monkeypatch):
 
 
 options = bench_options
+JITTERED = parse_jittered("50ms~10ms")
 
 
 def sut(**changes):
@@ -126,6 +128,12 @@ def test_the_plan_counts_every_run_start_and_ceiling():
         "run": (2 * 2 * 3 * 5, 8 + 2 + progress.RUN_OVERHEAD_SECONDS),  # apps x deployments x ...
         "rate": (0, 8 + 2 + progress.RUN_OVERHEAD_SECONDS),
     }
+    # Per database delay the ceiling; per stage (delay x upstream delay x fan-out)
+    # the starts and runs; per delay and upstream delay the rating service's start.
+    swept = options(db_delays=(0.0, 0.005), fan_outs=(1, 3), upstream_delays=(JITTERED,) * 3)
+    swept = plan.plan(swept, 4)
+    assert (swept["ceiling"][0], swept["start"][0]) == (3 * 2, 4 * 2 * 3 * 2)
+    assert (swept["run"][0], swept["upstream"][0]) == (2 * 2 * 3 * 5 * 2 * 3 * 2, 2 * 3)
     with_rates = plan.plan(options(rates=Rates((100, 200))), 4)
     assert with_rates["run"][0] == with_rates["primer"][0] == 0
     assert with_rates["rate"][0] == 2 * 2 * 3 * 2

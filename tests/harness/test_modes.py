@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from bench import cli, modes
+from bench import cli, modes, run
 from bench.arguments import parser
 from bench.modes import tune
 from bench.modes.mode import Mode
 from bench.options import flat_fields
 from bench.records import Results
+from bench.rotation import Sweeping
 
 MODES = Path(modes.__file__).parent
 
@@ -108,12 +109,17 @@ def test_the_measuring_modes_are_those_with_steps_and_each_is_in_the_report_once
     assert len(names) == len(set(names))
 
 
+# The modules that ask every mode alike: the command line, the run, its plan
+# and its stages (bench/rotation.py).
+ASKING = ("cli.py", "run.py", "plan.py", "rotation.py")
+
+
 def test_the_run_and_its_command_line_name_no_mode():
-    """bench/run.py and bench/cli.py ask every mode alike (bench/modes'
-    MODES): neither imports one by name, so neither branches on a mode's
-    options."""
+    """The run, its plan and its command line ask every mode alike (bench/
+    modes' MODES, MEASURING, SWEEPING): none imports one by name, so none
+    branches on a mode's options."""
     submodules = {path.stem for path in MODES.iterdir() if path.stem != "__init__"}
-    for module in ("run.py", "cli.py"):
+    for module in ASKING:
         tree = ast.parse((MODES.parent / module).read_text())
         named = [
             (node.module, alias.name)
@@ -137,13 +143,16 @@ def owned_options():
     }
 
 
-def test_the_command_line_reads_no_option_of_a_mode():
+@pytest.mark.parametrize("module", ASKING)
+def test_the_run_and_its_command_line_read_no_option_of_a_mode(module):
     """bench/cli.py turns the command line into Options and asks every mode
-    what it fills in: it reads no mode's option by name (--fan-out's route
-    and sources are the fan-out mode's to fill in)."""
+    what it fills in; the run, its plan and its stages ask every mode what
+    it measures, counts and sweeps: none reads a mode's option by name
+    (--fan-out's route and sources are the fan-out mode's to fill in and to
+    sweep, --db-delay's delays the delay mode's)."""
     owned = owned_options()
-    assert {"fan_outs", "slo", "rates", "tune"} <= set(owned)
-    tree = ast.parse((MODES.parent / "cli.py").read_text())
+    assert {"fan_outs", "upstream_delays", "db_delays", "slo", "rates", "tune"} <= set(owned)
+    tree = ast.parse((MODES.parent / module).read_text())
     read = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     read |= {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)}
     assert read & set(owned) == set()
@@ -174,3 +183,43 @@ def test_the_fan_out_mode_fills_in_the_sources_the_run_starts():
     assert (target.fan_outs, target.upstream_delays) == ((), ())
     film = cli.checked(["quart", "--routes", "film"])[0]
     assert (film.fan_outs, film.upstream_delays) == ((), ())
+
+
+def toy_sweep(name, values, events):
+    """A sweeping Mode whose conditions are {name: value}, each one's start and
+    stop written to events."""
+
+    def sweep(_options, _sweeping):
+        for value in values:
+            events.append(f"start {name} {value}")
+            try:
+                yield {name: value}
+            finally:
+                events.append(f"stop {name} {value}")
+
+    return Mode(name, lambda results: [], conditions=lambda _: (len(values), {}), sweep=sweep)
+
+
+def test_the_stages_nest_every_sweep_and_stop_what_each_started(monkeypatch):
+    """bench/run.py stages(): a stage per combination of the sweeps'
+    conditions, the outermost first, first_of_outer on the first of each of
+    its conditions; what a sweep started for a condition stops after the
+    last stage in it, and at once when the run stops (closed)."""
+    events = []
+    delays, sources = toy_sweep("delay", [0.0, 0.005], events), toy_sweep("fan_out", "ab", events)
+    monkeypatch.setattr(run, "SWEEPING", [delays, sources])
+    sweeping = Sweeping(None, "", {})
+    stages = [(s.delay, s.fan_out, s.first_of_outer) for s in run.stages(None, [], None, sweeping)]
+    assert stages == [(0.0, "a", True), (0.0, "b", False), (0.005, "a", True), (0.005, "b", False)]
+    assert events[:6] == [
+        *("start delay 0.0", "start fan_out a", "stop fan_out a"),
+        *("start fan_out b", "stop fan_out b", "stop delay 0.0"),
+    ]
+    events.clear()
+    every = run.stages(None, [], None, sweeping)
+    next(every).exits.callback(events.append, "stop the stage's apps")
+    every.close()
+    assert events == [
+        *("start delay 0.0", "start fan_out a", "stop the stage's apps"),
+        *("stop fan_out a", "stop delay 0.0"),
+    ]
