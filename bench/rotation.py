@@ -55,7 +55,7 @@ class Context:
 class Stage:
     """The run at one condition (one database delay, and for the ratings
     route one upstream delay and fan-out: set by the modes' sweeps), as the
-    modes' before_start() and run() see it: the options their switches are
+    modes' before_start() and measure_apps() see it: the options their switches are
     read from, the routes, the measuring Context, Progress, the ExitStack
     that stops what they start, and the apps started and verified (set once
     they are)."""
@@ -74,21 +74,21 @@ class Stage:
 @dataclass(frozen=True)
 class Sweeping:
     """What a mode's sweep() reads besides the options: Progress, where its
-    logs go (a path prefix), and the records the run found, which it may add
-    to (add())."""
+    logs go (a path prefix), and the records the run gathered, which it may
+    add to (add())."""
 
     progress: Progress
     log_base: str
-    found: dict
+    gathered: dict
 
     def add(self, records):
-        add(self.found, records)
+        add(self.gathered, records)
 
 
-def add(found, records):
-    """found += records: {Results field: [records]}."""
+def add(gathered, records):
+    """gathered += records: {Results field: [records]}."""
     for name, more in records.items():
-        found.setdefault(name, []).extend(more)
+        gathered.setdefault(name, []).extend(more)
 
 
 def every_app(step):

@@ -149,8 +149,8 @@ def start_targets(stage, slots, db, log_dir, stamp):
     return started
 
 
-def results(options, db, started, found):
-    """The run's Results: what was asked, what ran, every record the modes found."""
+def results(options, db, started, gathered):
+    """The run's Results: what was asked, what ran, every record the modes gathered."""
     runs = options.runs
     return Results(
         command=options.command,
@@ -170,7 +170,7 @@ def results(options, db, started, found):
         pinning=options.pinning,
         apps=[target.record for target in started],
         **modes.recorded(options),
-        **found,
+        **gathered,
     )
 
 
@@ -195,18 +195,18 @@ def save(saved, base):
         say(f"saved {os.path.relpath(path)}")
 
 
-def measure_at(stage, slots, found, results_dir, stamp):
+def measure_at(stage, slots, gathered, results_dir, stamp):
     """Every mode's steps at the stage's condition, their records added to
-    found; returns the targets started. The apps and proxies started here
+    gathered; returns the targets started. The apps and proxies started here
     are stopped before the next stage's start."""
     for mode in MEASURING:
-        add(found, mode.before_start(stage))
+        add(gathered, mode.before_start(stage))
     started = start_targets(stage, slots, stage.context.db, results_dir, stamp)
     stage.measured = targets.verified(started, stage.routes, stage.context.db, stage.context.runs)
     for target in stage.measured:  # at rest: every app started, verified, not yet loaded
         target.record.pss_rest_mib = memory.pss_mib(*target.pids)
     for mode in MEASURING:
-        add(found, mode.run(stage, found))
+        add(gathered, mode.measure_apps(stage, gathered))
     targets.read_back_all(stage.measured)
     return started
 
@@ -256,7 +256,7 @@ def run(options, slots):
     for mode in modes.MODES:
         extras.ensure(mode.extras(options), mode.title)
     progress = Progress(plan(options, len(slots) or 1))
-    started, found, stopped = [], {}, None
+    started, gathered, stopped = [], {}, None
     with contextlib.ExitStack() as cleanup:
         log = cleanup.enter_context(open(results_dir / f"{results_dir.name}.log", "w"))
         db, slots = cleanup.enter_context(opened_database(options, stamp, slots))
@@ -264,16 +264,16 @@ def run(options, slots):
             cleanup.enter_context(pinned_database(options.sut.db_cpus))
         routes = [ROUTES[key].writing_to(db.film) for key in options.routes]
         context = Context(db, options.runs, log)
-        sweeping = Sweeping(progress, str(results_dir / stamp), found)
+        sweeping = Sweeping(progress, str(results_dir / stamp), gathered)
         try:
             with contextlib.closing(stages(options, routes, context, sweeping)) as every:
                 for stage in every:
-                    started += measure_at(stage, slots, found, results_dir, stamp)
+                    started += measure_at(stage, slots, gathered, results_dir, stamp)
         except BenchmarkError as error:
-            if not found:  # nothing measured: nothing to save
+            if not gathered:  # nothing measured: nothing to save
                 raise
             stopped = str(error)  # what was measured before is saved, and says so
-        saved = results(options, db, started, found)
+        saved = results(options, db, started, gathered)
         saved.stopped = stopped
     save(saved, results_dir / results_dir.name)
     if stopped:

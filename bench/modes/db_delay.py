@@ -1,7 +1,8 @@
 """The database-delay sweep (--db-delay D,... or -c N,...): when async pays.
 Every app, and pgbench, reaches Postgres through a delay proxy of its own
-(bench/sut/delay_proxy.py), once per delay: run() repeats the whole plan per
-delay. Its section: each app at every delay and connection count,
+(bench/sut/delay_proxy.py), once per delay: its sweep() is the outermost of
+the run's stages (bench/run.py), so the whole plan repeats per delay. Its
+section: each app at every delay and connection count,
 with its memory, the connections it held, its round trips per request and the
 bound Little's law sets, after the decision table (each app at its best per
 delay and connection count); its charts, the decision (bench/report/charts/

@@ -270,7 +270,7 @@ def conditions(options):
 def sweep(options, sweeping):
     """Per upstream delay, the rating service started on a port per source
     of the largest fan-out, then each fan-out in turn (the stage's fan_out);
-    the service's record added to what the run found once its fan-outs are
+    the service's record added to what the run gathered once its fan-outs are
     measured, and the service stopped."""
     if not options.upstream_delays:
         yield {}

@@ -34,7 +34,7 @@ holds, every part but its name and section optional:
 - sweep(options, sweeping) -> {Stage field: value} per condition: its
   conditions, in order, each yielded inside what it started for it (the
   rating service, stopped after the last one that uses it);
-  sweeping.found takes what it records of them (bench/run.py nests every
+  sweeping.gathered takes what it records of them (bench/run.py nests every
   mode's sweep, outermost first: modes.SWEEPING);
 - once_per_outer: its steps are taken once per condition of the outermost
   sweep, the database's distance (stage.first_of_outer), not per stage
@@ -43,10 +43,10 @@ holds, every part but its name and section optional:
   run's plan at one stage, which Progress counts down (bench/plan.py);
 - before_start(stage) -> {Results field: [records]}: what it measures before
   the apps start (the ceiling);
-- run(stage, found) -> {Results field: [records]}: what it measures of the
-  apps started and verified (stage.measured), usually through the one
-  rotation loop (bench/rotation.py); found holds the records of the modes
-  before it (and of the stages before);
+- measure_apps(stage, gathered) -> {Results field: [records]}: what it
+  measures of the apps started and verified (stage.measured), usually
+  through the one rotation loop (bench/rotation.py); gathered holds the
+  records of the modes before it (and of the stages before);
 - section(results) -> Markdown lines: its part of the report;
 - charts: the chart functions of bench/report/charts/ it draws, with their
   file suffixes."""
@@ -105,9 +105,9 @@ class Mode:
     once_per_outer: bool = False
     steps: Callable = none_found
     before_start: Callable = none_found
-    run: Callable = none_found
+    measure_apps: Callable = none_found
 
     @property
     def measures(self):
-        """Whether it measures (else it only presents what the others found)."""
-        return self.run is not none_found or self.before_start is not none_found
+        """Whether it measures (else it only presents what the others measured)."""
+        return self.measure_apps is not none_found or self.before_start is not none_found

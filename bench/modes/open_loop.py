@@ -49,11 +49,11 @@ def steps(options, apps):
     return {"rate": (runs, peak.run_seconds(options.runs))}
 
 
-def run(stage, found):
+def measure_apps(stage, gathered):
     """The Rates of every app, after the peaks (auto's rates are theirs)."""
     if not stage.options.rates:
         return {}
-    planned = rounds(stage.options, found.get("measurements", []), stage.measured, stage.routes)
+    planned = rounds(stage.options, gathered.get("measurements", []), stage.measured, stage.routes)
     done = measure_in_rotation(stage, planned, measure, describe)
     return {"openloop": collect(done, stage.measured)}
 
@@ -284,5 +284,5 @@ MODE = Mode(
     extras=extras,
     recorded=recorded,
     steps=steps,
-    run=run,
+    measure_apps=measure_apps,
 )

@@ -40,7 +40,7 @@ def steps(options, apps):
     return {"overload": (count * runs.repeat, peak.run_seconds(runs))} if count else {}
 
 
-def run(stage, found):
+def measure_apps(stage, gathered):
     """The Overloads of every app whose capacity was found here."""
     options = stage.options
     if not options.overload:
@@ -49,7 +49,7 @@ def run(stage, found):
     for target in stage.measured:
         for route in stage.routes:
             for connections in options.runs.connections:
-                searched = capacity_of(found.get("capacity", []), target, route, connections)
+                searched = capacity_of(gathered.get("capacity", []), target, route, connections)
                 for multiple in options.overload if searched else []:
                     rate = rate_at(multiple, searched.capacity_rps["value"])
                     offers[(target.label, route.key, connections, multiple)] = (searched, rate)
@@ -211,5 +211,5 @@ MODE = Mode(
     fields=(("overload", tuple[float, ...], ()),),  # multiples of each capacity
     refused=refused,
     steps=steps,
-    run=run,
+    measure_apps=measure_apps,
 )

@@ -44,7 +44,7 @@ def run_seconds(runs):
     return runs.duration + runs.warmup + RUN_OVERHEAD_SECONDS
 
 
-def run(stage, found):
+def measure_apps(stage, gathered):
     """The closed-loop Peaks of every app, after the primer."""
     if skipped(stage.options) or stage.options.tune:
         return {}
@@ -215,5 +215,5 @@ MODE = Mode(
     charts=(("draw", ".png"),),
     tools=lambda options: [] if skipped(options) or options.tune else [wrk.PROGRAM],
     steps=steps,
-    run=run,
+    measure_apps=measure_apps,
 )

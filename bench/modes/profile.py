@@ -46,12 +46,12 @@ def steps(options, apps):
     return {"profile": (runs, peak.run_seconds(options.runs))}
 
 
-def run(stage, found):
+def measure_apps(stage, gathered):
     """The Profiles of every app, after the open loop's Rates (their control)."""
     if not stage.options.profile:
         return {}
     planned = open_loop.rounds(
-        stage.options, found.get("measurements", []), stage.measured, stage.routes
+        stage.options, gathered.get("measurements", []), stage.measured, stage.routes
     )
     done = measure_in_rotation(stage, [relabelled(each) for each in planned], measure, describe)
     kept = {(t.app, t.deployment) for t in stage.measured if t.measurable}
@@ -140,5 +140,5 @@ MODE = Mode(
     refused=refused,
     extras=extras,
     steps=steps,
-    run=run,
+    measure_apps=measure_apps,
 )

@@ -75,7 +75,7 @@ def rates(phases, capacity_rps):
     )
 
 
-def run(stage, found):
+def measure_apps(stage, gathered):
     """The Spikes of every app whose capacity was found here."""
     options = stage.options
     if not options.spike:
@@ -85,7 +85,7 @@ def run(stage, found):
         for route in stage.routes:
             for connections in options.runs.connections:
                 searched = overload.capacity_of(
-                    found.get("capacity", []), target, route, connections
+                    gathered.get("capacity", []), target, route, connections
                 )
                 if searched:
                     phases = rates(options.spike, searched.capacity_rps["value"])
@@ -286,5 +286,5 @@ MODE = Mode(
     fields=(("spike", tuple[Phase, ...], ()),),
     refused=refused,
     steps=steps,
-    run=run,
+    measure_apps=measure_apps,
 )

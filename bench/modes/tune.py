@@ -67,7 +67,7 @@ def steps(options, apps):
     }
 
 
-def run(stage, found):
+def measure_apps(stage, gathered):
     """The search's Trials, then the best of each app confirmed in rotation as
     Peaks of the deployment "best"."""
     if not stage.options.tune:
@@ -209,5 +209,5 @@ MODE = Mode(
     chooses=lambda options: candidates(fan_out=bool(options.fan_outs)) if options.tune else None,
     tools=lambda options: [wrk.PROGRAM] if options.tune else [],  # its trials' closed loop
     steps=steps,
-    run=run,
+    measure_apps=measure_apps,
 )

@@ -70,7 +70,7 @@ def measured(url, tmp_path, multiples):
         context = Context(NoDatabase(), options.runs, log)
         progress = Progress(overload.steps(options, 1))
         stage = Stage(options, [ROUTES["film"]], context, progress, 0.0, None, [target])
-        return overload.run(stage, found)["overload"]
+        return overload.measure_apps(stage, found)["overload"]
 
 
 @pytest.mark.slow

@@ -77,7 +77,7 @@ def measured(url, tmp_path, repeat):
         context = Context(NoDatabase(), options.runs, log)
         progress = Progress(spike.steps(options, 1))
         stage = Stage(options, [ROUTES["film"]], context, progress, 0.0, None, [target])
-        [record] = spike.run(stage, found)["spike"]
+        [record] = spike.measure_apps(stage, found)["spike"]
     return record
 
 

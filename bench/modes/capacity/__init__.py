@@ -97,13 +97,13 @@ def steps(options, apps):
     }
 
 
-def run(stage, found):
+def measure_apps(stage, gathered):
     """The Capacities of every app (after the peaks, whose req/s they start from)."""
     options = stage.options
     if not options.slo:
         return {}
     runs = options.runs
-    peaks = found.get("measurements", [])
+    peaks = gathered.get("measurements", [])
     starts = []
     for target in stage.measured:
         for route in stage.routes:
@@ -133,5 +133,5 @@ MODE = Mode(
     extras=extras,
     recorded=recorded,
     steps=steps,
-    run=run,
+    measure_apps=measure_apps,
 )
