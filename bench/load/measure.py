@@ -3,6 +3,7 @@
 meanwhile, and the books of a POST."""
 
 import contextlib
+from collections.abc import Callable
 from typing import NamedTuple
 
 from bench.sut import cost, database, memory
@@ -14,9 +15,9 @@ class Generator(NamedTuple):
     run(argv, log) -> its report (with "ok" and "non_2xx"); unanswered(report)
     -> how many requests may have been written without their answer read."""
 
-    command: object
-    run: object
-    unanswered: object
+    command: Callable[[float], list]
+    run: Callable[..., dict]
+    unanswered: Callable[[dict], int]
 
 
 def measure_once(target, route, db, runs, log, generator, sampler=None):

@@ -99,9 +99,9 @@ def search(stage):
     ]
     objective = capacity.objective_of(stage.options)
     seconds = min(TRIAL_SECONDS, trial_runs.duration)
-    found = drive.searched(trial_stage, starts, objective, seconds, 1, TRIAL_STEPS, "search")
+    stepping = drive.Stepping(objective, seconds, rounds=1, most=TRIAL_STEPS, kind="search")
     capacities = {}
-    for s in found:
+    for s in drive.searched(trial_stage, starts, stepping):
         key = (s.target.label, s.connections)
         capacities.setdefault(key, {})[s.route.key] = s.capacity([0])
     trials = [

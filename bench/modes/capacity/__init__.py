@@ -19,7 +19,7 @@ difference" inside it or the A/A floor), the bound that binds and the open
 loop's connection model."""
 
 from bench.load import openloop
-from bench.modes.capacity.drive import confirmed, peak_of, searched
+from bench.modes.capacity.drive import Stepping, confirmed, peak_of, searched
 from bench.modes.capacity.records import ratio_records, record
 from bench.modes.capacity.search import CONFIRM_STEPS, CONFIRM_TRIES, MAX_STEPS
 from bench.modes.mode import Mode
@@ -113,7 +113,7 @@ def measure_apps(stage, gathered):
                     # the 2xx answers: a limit's refusals are not the app's rate
                     rps = start.summary.ok_per_s  # its deployment: "best" for --tune's
                     starts.append((target, route, connections, rps, start.deployment))
-    kept = searched(stage, starts, options.slo, options.slo_step, runs.repeat)
+    kept = searched(stage, starts, Stepping(options.slo, options.slo_step, runs.repeat))
     kept = confirmed(stage, kept, options.slo_step)
     ratios, floors = ratio_records(kept)
     return {

@@ -2,28 +2,43 @@
 every round, then the confirmations; each step one open-loop run."""
 
 import dataclasses
+from dataclasses import dataclass
 
 from bench.load.measure import measure_once
 from bench.modes import open_loop
 from bench.modes.capacity.search import CONFIRM_STEPS, CONFIRM_TRIES, MAX_STEPS, Search
+from bench.options import Objective
 from bench.report.tables import condition
 from bench.rotation import Step, measure_in_rotation
 
 RETRIES = 2  # the rounds' room for steps offered again, beyond max_steps
 
 
-def searched(stage, starts, objective, seconds, rounds, max_steps=MAX_STEPS, kind="capacity"):
+@dataclass(frozen=True)
+class Stepping:
+    """How the searches step: at the objective, each step `seconds` long in
+    each of `rounds` rounds, at most `most` steps each, counted by Progress
+    as `kind` (the capacity's, or --tune's trials: "search")."""
+
+    objective: Objective
+    seconds: float
+    rounds: int = 1
+    most: int = MAX_STEPS
+    kind: str = "capacity"
+
+
+def searched(stage, starts, stepping):
     """The Searches of starts ([(target, route, connections, the req/s to start
-    from, the deployment its records name)]), each step `seconds` long in each
-    of `rounds` rounds, the apps in rotation: those whose target was still
-    measured at the end."""
+    from, the deployment its records name)]), stepping as it says, the apps in
+    rotation: those whose target was still measured at the end."""
+    objective, rounds, most = stepping.objective, stepping.rounds, stepping.most
     searches = {
         (target.label, route.key, connections): Search(
-            target, route, connections, rps, objective, rounds, deployment, max_steps
+            target, route, connections, rps, objective, rounds, deployment, most
         )
         for target, route, connections, rps, deployment in starts
     }
-    step_runs = dataclasses.replace(stage.context.runs, duration=seconds, repeat=rounds)
+    step_runs = dataclasses.replace(stage.context.runs, duration=stepping.seconds, repeat=rounds)
     step_stage = dataclasses.replace(
         stage, context=dataclasses.replace(stage.context, runs=step_runs)
     )
@@ -34,7 +49,7 @@ def searched(stage, starts, objective, seconds, rounds, max_steps=MAX_STEPS, kin
         return report
 
     connections = list(dict.fromkeys(start[2] for start in starts))
-    planned_rounds = planned(step_runs, stage.routes, connections, searches, max_steps, kind)
+    planned_rounds = planned(step_runs, stage.routes, connections, searches, most, stepping.kind)
     measure_in_rotation(step_stage, planned_rounds, measure, open_loop.describe)
     return [s for s in searches.values() if s.target.measurable and s.tried]
 

@@ -37,6 +37,9 @@ import math
 
 from bench.modes import open_loop
 from bench.modes.capacity.verdict import holds, reduced
+from bench.options import Objective
+from bench.routes import Route
+from bench.sut.targets import Target
 
 UP, DOWN = 1.5, 0.5  # the bracket's factors
 TOLERANCE = 0.1  # bisect until the highest held and lowest broken are within 10 %
@@ -49,11 +52,11 @@ CONFIRM_TRIES = 5  # confirmations per search: down to about 0.7x the search's c
 class Search:
     """One app's search on one route at one connection count."""
 
-    target: object
-    route: object
+    target: Target
+    route: Route
     connections: int
     peak_rps: float
-    objective: object
+    objective: Objective
     rounds: int
     deployment: str  # the peak's: "best" for --tune's chosen configuration
     max_steps: int = MAX_STEPS
