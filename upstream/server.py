@@ -35,8 +35,10 @@ class Stats:
 
     answered: int = 0  # ratings sent
     in_flight: int = 0  # ratings asked for, not yet sent
+    most_in_flight: int = 0  # the most at once since the start
     abandoned: int = 0  # ratings whose connection closed before they were sent
     connections: int = 0  # open now
+    most_connections: int = 0  # the most open at once since the start
     cpu_seconds: float = 0.0  # this process's, user and system, since it listens
     saturated_seconds: int = 0  # seconds it ran late, or used most of a core (watch.py)
     saturated: bool = False  # the last second was one
@@ -156,7 +158,9 @@ class Connection(asyncio.Protocol):
         self.transport = transport
         self.port = transport.get_extra_info("sockname")[1]
         self.service.open.add(self)
-        self.service.stats.connections += 1
+        stats = self.service.stats
+        stats.connections += 1
+        stats.most_connections = max(stats.most_connections, stats.connections)
 
     def data_received(self, data):
         try:
@@ -190,7 +194,9 @@ class Connection(asyncio.Protocol):
         wait, status, body = self.service.answer(method, target, self.port)
         counted = status == 200 and body is not None
         if counted:
-            self.service.stats.in_flight += 1
+            stats = self.service.stats
+            stats.in_flight += 1
+            stats.most_in_flight = max(stats.most_in_flight, stats.in_flight)
         keep_alive = self.parser.should_keep_alive()
         due = self.service.loop.time() + wait
         head = method == b"HEAD"

@@ -59,6 +59,8 @@ def record(upstream, delay):
         "answered": stats["answered"],
         "cpu_us_per_answer": stats["cpu_us_per_answer"],
         "saturated_seconds": stats["saturated_seconds"],
+        "most_in_flight": stats["most_in_flight"],  # ratings asked for at once, at most
+        "most_connections": stats["most_connections"],
     }
 
 
