@@ -34,7 +34,7 @@ holds, every part but its name and section optional:
 - sweep(options, sweeping) -> {Stage field: value} per condition: its
   conditions, in order, each yielded inside what it started for it (the
   rating service, stopped after the last one that uses it);
-  sweeping.gathered takes what it records of them (bench/run.py nests every
+  sweeping.add() takes what it records of them (bench/run.py nests every
   mode's sweep, outermost first: modes.SWEEPING);
 - once_per_outer: its steps are taken once per condition of the outermost
   sweep, the database's distance (stage.first_of_outer), not per stage
