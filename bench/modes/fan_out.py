@@ -9,7 +9,7 @@ the rating service spent (which must never be the bottleneck)."""
 
 import contextlib
 
-from bench.modes.mode import Mode
+from bench.modes.mode import Mode, one_condition, sweeps_nothing
 from bench.parsers import fan_out_list, upstream_delay_list
 from bench.progress import STARTUP_SECONDS, say
 from bench.report.tables import number, requests_cell, table
@@ -262,7 +262,7 @@ def conditions(options):
     """One condition per upstream delay and fan-out (1 without the ratings
     route's sources); the rating service started once per upstream delay."""
     if not options.upstream_delays:
-        return 1, {}
+        return one_condition(options)
     starts = {"upstream": (len(options.upstream_delays), STARTUP_SECONDS)}
     return len(options.upstream_delays) * len(options.fan_outs), starts
 
@@ -273,7 +273,7 @@ def sweep(options, sweeping):
     the service's record added to what the run gathered once its fan-outs are
     measured, and the service stopped."""
     if not options.upstream_delays:
-        yield {}
+        yield from sweeps_nothing(options, sweeping)
         return
     for delay in options.upstream_delays:
         sweeping.progress.step("upstream", f"start the rating service, each rating {delay} away")
