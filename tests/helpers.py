@@ -210,3 +210,11 @@ def benchmark(results_dir, *args, timeout=180):
     [path] = results_dir.glob("*/*.json")  # results_dir/<time>-<apps>/<time>-<apps>.json
     assert path.stem == path.parent.name
     return path, json.loads(path.read_text())
+
+
+# The sessions of this connection's database that wait on a lock: another
+# database's on the same server (a test running beside) are not counted.
+LOCK_WAITERS = (
+    "SELECT count(*) FROM pg_stat_activity"
+    " WHERE wait_event_type = 'Lock' AND datname = current_database()"
+)

@@ -23,7 +23,7 @@ from common import admission, async_pool_wrapper, contract, gthread, pool_wrappe
 from db.embedded import free_port
 from infra import apps
 from tests.faults import nginx
-from tests.helpers import port_of, query, serve
+from tests.helpers import LOCK_WAITERS, port_of, query, serve
 from tools import proxy
 from tools.serve import APPS
 
@@ -258,7 +258,7 @@ def wait_for_lock_waiter(db, timeout=5.0):
     """Until a session of the app's waits on the lock (its one connection held)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        waiting = query(db, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+        waiting = query(db, LOCK_WAITERS)
         if waiting != [(0,)]:
             return
         time.sleep(0.01)

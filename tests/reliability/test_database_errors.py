@@ -12,7 +12,7 @@ import pytest
 
 from common import contract
 from tests.faults import get, post, wait_for
-from tests.helpers import port_of, query, serve
+from tests.helpers import LOCK_WAITERS, port_of, query, serve
 from tools.serve import APPS
 
 pytestmark = pytest.mark.slow  # apps on a Postgres of their own
@@ -78,8 +78,7 @@ def test_deadlock_victim_is_503_and_writes_nothing(private_server, postgres, pri
             target=lambda: responses.append(post(port_of(private_server), REVIEW))
         )
         writer.start()
-        waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-        assert wait_for(lambda: query(private_db, waiting) == [(1,)], timeout=10)
+        assert wait_for(lambda: query(private_db, LOCK_WAITERS) == [(1,)], timeout=10)
         execute(locker, "LOCK TABLE review IN SHARE MODE")  # blocks until the app gives up
         writer.join(20)
     finally:
