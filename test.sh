@@ -41,8 +41,10 @@ fi
 # builds, containers, Swarm, and the namespaces Docker's iptables rules would
 # cut), which wait on downloads and containers more than on a core, then the
 # reliability tests, mostly once the other pytest has ended; the other runs
-# the contract, deploy and docs tests. Then the harness tests, which measure
-# CPU and time, with the machine to themselves.
+# the contract, deploy and docs tests, and the harness tests that measure
+# neither CPU nor time (what a run writes and leaves, the registry, charts,
+# the explorer, venvs, the embedded Postgres). Then the other harness tests,
+# which do, with the machine to themselves.
 status=0
 beside_log="$(mktemp)"
 beside_tmp="$(mktemp -d)"
@@ -70,6 +72,8 @@ trap 'exit 143' TERM
 ) >"$beside_log" 2>&1 &
 beside_pid=$!
 alongside=(tests/contract tests/deploy tests/docs)
+alongside+=(tests/harness/test_{bench_data_safety,registry,charts,explorer_browser}.py)
+alongside+=(tests/harness/test_{results_folder,venv,embedded}.py)
 .venv/bin/python -m pytest -m "not beside" "${alongside[@]}" || status=1
 beside_ended ""
 .venv/bin/python -m pytest -m "not beside" "${alongside[@]/#/--ignore=}" || status=1
