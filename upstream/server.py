@@ -31,14 +31,19 @@ READ_AHEAD = 100  # answers owed on one connection before it is read no further
 @dataclass
 class Stats:
     """What GET /stats answers: counts since the start, CPU time included,
-    so that whoever reads it twice has the difference over a run."""
+    so that whoever reads it twice has the difference over a run; and the
+    most at once since the last read, so that whoever reads it before and
+    after a run has the run's worst (each read starts them again from what
+    is open then)."""
 
     answered: int = 0  # ratings sent
     in_flight: int = 0  # ratings asked for, not yet sent
     most_in_flight: int = 0  # the most at once since the start
+    peak_in_flight: int = 0  # the most at once since the last GET /stats
     abandoned: int = 0  # ratings whose connection closed before they were sent
     connections: int = 0  # open now
     most_connections: int = 0  # the most open at once since the start
+    peak_connections: int = 0  # the most open at once since the last GET /stats
     cpu_seconds: float = 0.0  # this process's, user and system, since it listens
     saturated_seconds: int = 0  # seconds it ran late, or used most of a core (watch.py)
     saturated: bool = False  # the last second was one
@@ -130,6 +135,8 @@ class Service:
             **asdict(self.stats),
             "cpu_us_per_answer": per_answer(self.stats),
         }
+        self.stats.peak_in_flight = self.stats.in_flight
+        self.stats.peak_connections = self.stats.connections
         return json.dumps(document).encode()
 
 
@@ -161,6 +168,7 @@ class Connection(asyncio.Protocol):
         stats = self.service.stats
         stats.connections += 1
         stats.most_connections = max(stats.most_connections, stats.connections)
+        stats.peak_connections = max(stats.peak_connections, stats.connections)
 
     def data_received(self, data):
         try:
@@ -197,6 +205,7 @@ class Connection(asyncio.Protocol):
             stats = self.service.stats
             stats.in_flight += 1
             stats.most_in_flight = max(stats.most_in_flight, stats.in_flight)
+            stats.peak_in_flight = max(stats.peak_in_flight, stats.in_flight)
         keep_alive = self.parser.should_keep_alive()
         due = self.service.loop.time() + wait
         head = method == b"HEAD"

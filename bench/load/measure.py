@@ -31,7 +31,8 @@ def measure_once(target, route, db, runs, log, generator, sampler=None):
       target's parts, Postgres, the generator), against the machine's;
     - upstream: with rating sources (target.fan_out), what their service
       spent meanwhile (its GET /stats read around the run): CPU microseconds
-      per answered request, its share of one core, the seconds it saturated;
+      per answered request, its share of one core, the seconds it saturated,
+      the most ratings asked for at once and connections open at once;
     - sampled: with a sampler (bench/sut/sampler.py Sampled, --profile), its
       result: the app's stacks over the run; its own CPU is the part "profiler";
     - ledger: a POST run's books (reviews the run's film gained against 2xx
@@ -85,4 +86,6 @@ def upstream_spent(before, after, result):
         "cpu_share": cpu / result["duration_s"] if result.get("duration_s") else None,
         "ratings": after["answered"] - before["answered"],
         "saturated_s": after["saturated_seconds"] - before["saturated_seconds"],
+        "most_in_flight": after["peak_in_flight"],  # since the read before the run
+        "most_connections": after["peak_connections"],
     }

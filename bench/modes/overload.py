@@ -142,6 +142,13 @@ def refusal_ms(reports):
     return {f"p{p}": total.get_value_at_percentile(p) / 1000 for p in (50, 99)}
 
 
+def sources_in_flight(reports):
+    """The most ratings asked of the sources at once in any run (bench/load/
+    measure.py's upstream), or None: not the ratings route."""
+    most = [r["upstream"]["most_in_flight"] for r in reports if "upstream" in r]
+    return max(most, default=None)
+
+
 def record(target, key, offer, reports, options):
     """One app's runs (reports) at one multiple of its capacity as its
     Overload record; key: (its label, route, connections, multiple); offer:
@@ -184,6 +191,7 @@ def record(target, key, offer, reports, options):
         send_lag_p99_ms=late,
         kept_schedule=late <= verdict.allowed_late_ms(objective),
         pace=intervals.ratio(answered, due),
+        sources_in_flight=sources_in_flight(reports),
         db_delay_ms=target.db_delay * 1000,
         configuration=searched.configuration,
         **target.condition,

@@ -53,7 +53,8 @@ class Overload(Sources):
     that carried Retry-After; send_lag_p99_ms, the generator's own lateness,
     and kept_schedule, whether it stayed within the capacity search's rule;
     pace, the server's answers in each schedule's second half over the
-    requests due in it."""
+    requests due in it; sources_in_flight, on the ratings route, the most
+    ratings its sources were asked for at once in any of its runs."""
 
     app: str
     deployment: str
@@ -73,6 +74,7 @@ class Overload(Sources):
     send_lag_p99_ms: float | None = None
     kept_schedule: bool = True
     pace: float | None = None
+    sources_in_flight: int | None = None
     db_delay_ms: float = 0.0
     configuration: str | None = None  # --tune: the deployment chosen for "best"
 

@@ -46,8 +46,13 @@ def generator_cell(found):
     return words
 
 
+# On the ratings route: what was asked of its sources at the runs' worst.
+SOURCES_HEADER = "ratings asked at once, most"
+
+
 def row(found):
     share = found.goodput_rps["value"] / found.offered_rps if found.offered_rps else None
+    sources = [] if found.fan_out is None else [number(found.sources_in_flight, "{:,}")]
     return [
         f"{found.multiple:g}",
         f"{found.offered_rps:,.0f}",
@@ -58,6 +63,7 @@ def row(found):
         errors_cell(found),
         refusal_cell(found),
         generator_cell(found),
+        *sources,
     ]
 
 
@@ -97,7 +103,7 @@ def section(results):
             f"connections{delay_words(delay, ', ')}{condition_words(rows[0], ', ')}: "
             f"capacity {rows[0].capacity_rps:,.0f} req/s",
             "",
-            table(HEADER, [row(o) for o in rows]),
+            table(HEADER + [SOURCES_HEADER] * (rows[0].fan_out is not None), list(map(row, rows))),
             "",
         ]
     return lines

@@ -153,6 +153,9 @@ def test_benchmark_measures_a_fan_out_cell_and_stops_its_rating_service(database
     requests = run["ok"] + run["non_2xx"]
     assert 2 * requests <= run["upstream"]["ratings"] <= 4 * requests + 100
     assert run["upstream"]["cpu_us_per_request"] > 0
+    # One after another: a call at a time per thread, at the run's worst
+    # (read around it; a thread may still serve a request of the warm-up's).
+    assert 1 <= run["upstream"]["most_in_flight"] <= record["workers"] * record["threads"]
     assert run["cpu"]["cpu_s"]["upstream"] > 0  # a part of CPU per request (bench/sut/cost.py)
     [upstream] = results["upstreams"]
     assert (upstream["delay"], upstream["ports"]) == ("20ms", 3)

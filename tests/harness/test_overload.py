@@ -9,6 +9,7 @@ capacity and the rest are refusals. Wide margins: no speed is asserted,
 only that the instrument counts what the server's limit imposes."""
 
 import asyncio
+import dataclasses
 
 import pytest
 
@@ -17,7 +18,7 @@ from bench.modes.capacity.search import CONFIRM_STEPS, CONFIRM_TRIES
 from bench.options import Objective
 from bench.plan import plan
 from bench.progress import Progress
-from bench.records import AppRun, Capacity, Results
+from bench.records import AppRun, Capacity, Overload, Results
 from bench.report.charts import draw_overload
 from bench.rotation import Context, Stage
 from bench.routes import ROUTES
@@ -108,3 +109,25 @@ def test_the_plan_counts_the_confirmations_and_every_multiple():
     confirm = CONFIRM_STEPS * options.slo_step + options.runs.warmup + 1
     assert planned["confirm"] == (2 * CONFIRM_TRIES, confirm)
     assert "overload" not in plan(bench_options(slo=P99_100), 2)
+
+
+def test_on_the_ratings_route_the_report_says_the_most_ratings_asked_at_once():
+    """What an app asked of its sources past capacity: the most ratings in
+    flight at once over its runs (each run's worst, read around it)."""
+    reports = [{"upstream": {"most_in_flight": 12}}, {"upstream": {"most_in_flight": 30}}]
+    assert overload.sources_in_flight(reports) == 30
+    assert overload.sources_in_flight([{"ok": 1}]) is None  # not the ratings route
+    found = Overload(
+        "quart", "tuned", "ratings", 50, 2.0, 100.0, 200.0, 5, 2, {"value": 90.0, "ci95": None},
+        late_rps=1.0, refused_rps=100.0, errors_rps={}, sources_in_flight=30, fan_out=3,
+        upstream_delay="50ms",
+    )  # fmt: skip
+    results = Results("./benchmark.sh quart --routes ratings --fan-out 3", ENVIRONMENT, {},
+                      [AppRun("quart", "tuned", "measured")], overload=[found],
+                      objective=P99_100.as_dict())  # fmt: skip
+    report = "\n".join(overload.section(results))
+    assert "| ratings asked at once, most |" in report
+    assert report.count("| 30 |") == 1
+    film = dataclasses.replace(found, route="film", fan_out=None, upstream_delay=None)
+    assert "ratings asked at once" not in "\n".join(overload.section(
+        dataclasses.replace(results, overload=[film])))  # fmt: skip

@@ -101,18 +101,24 @@ def test_pipelined_requests_are_answered_in_order():
 def test_the_most_ratings_and_connections_at_once_are_kept():
     """GET /stats says the most ratings asked for at once and the most
     connections open at once since the start (what a run asked of the
-    sources at its worst), not only what is open now."""
+    sources at its worst), not only what is open now; and the same since
+    the last read (a run's worst, read before and after it)."""
     with UpstreamThread(["0"], "5s") as upstream:
         host, port = upstream.urls[0].removeprefix("http://").split(":")
         clients = [socket.create_connection((host, int(port)), timeout=5) for _ in range(3)]
         for client in clients:
             client.sendall(b"GET /films/995/rating HTTP/1.1\r\nHost: x\r\n\r\n" * 2)
-        assert wait_until(lambda: upstream.stats()["in_flight"] == 6, 5)
+        counts = upstream.service.stats  # watched, not read: a read starts the peaks again
+        assert wait_until(lambda: counts.in_flight == 6, 5)
         for client in clients:
             client.close()
-        assert wait_until(lambda: upstream.stats()["connections"] == 0, 5)
+        assert wait_until(lambda: counts.connections == 0, 5)
         stats = upstream.stats()
         assert (stats["in_flight"], stats["most_in_flight"], stats["most_connections"]) == (0, 6, 3)
+        assert (stats["peak_in_flight"], stats["peak_connections"]) == (6, 3)  # since no read
+        again = upstream.stats()  # since the last read: a run's worst, read around it
+        assert (again["most_in_flight"], again["most_connections"]) == (6, 3)
+        assert (again["peak_in_flight"], again["peak_connections"]) == (0, 0)
 
 
 def test_a_client_that_leaves_abandons_its_ratings():
