@@ -128,15 +128,19 @@ class Service:
         return self.random.uniform(self.delay.low, self.delay.high), 200, body
 
     def stats_body(self):
-        self.stats.cpu_seconds = time.process_time() - self.cpu_at_start
+        """What GET /stats answers; the peaks since the last read are folded
+        into the most since the start, then start again from what is open."""
+        stats = self.stats
+        stats.cpu_seconds = time.process_time() - self.cpu_at_start
+        stats.most_in_flight = max(stats.most_in_flight, stats.peak_in_flight)
+        stats.most_connections = max(stats.most_connections, stats.peak_connections)
         document = {
             "ports": self.ports,
             "delay": str(self.delay),
-            **asdict(self.stats),
-            "cpu_us_per_answer": per_answer(self.stats),
+            **asdict(stats),
+            "cpu_us_per_answer": per_answer(stats),
         }
-        self.stats.peak_in_flight = self.stats.in_flight
-        self.stats.peak_connections = self.stats.connections
+        stats.peak_in_flight, stats.peak_connections = stats.in_flight, stats.connections
         return json.dumps(document).encode()
 
 
@@ -167,7 +171,6 @@ class Connection(asyncio.Protocol):
         self.service.open.add(self)
         stats = self.service.stats
         stats.connections += 1
-        stats.most_connections = max(stats.most_connections, stats.connections)
         stats.peak_connections = max(stats.peak_connections, stats.connections)
 
     def data_received(self, data):
@@ -204,7 +207,6 @@ class Connection(asyncio.Protocol):
         if counted:
             stats = self.service.stats
             stats.in_flight += 1
-            stats.most_in_flight = max(stats.most_in_flight, stats.in_flight)
             stats.peak_in_flight = max(stats.peak_in_flight, stats.in_flight)
         keep_alive = self.parser.should_keep_alive()
         due = self.service.loop.time() + wait
