@@ -15,7 +15,10 @@ server's queue:
   new request is refused as it reaches the app, before the framework, where
   those admitted and not yet given a pool connection, at the pace such
   requests get one, would keep it past the budget (Pace: the queue's own
-  drain rate, as gunicorn's threads take from theirs);
+  drain rate, as gunicorn's threads take from theirs), or where as many
+  requests are open, answered or not, as the loop's lag permits (Lag: a
+  limit that falls while the loop runs late, whatever the requests wait
+  on: the ratings route waits on other services with no pool connection);
 * in every app, the wait for a pool connection (both PoolWrappers): a request
   the pool cannot serve within what is left of its budget, by the queue ahead
   of it and the time a connection is held, is refused at once, and one whose
@@ -30,8 +33,10 @@ QUEUE_BUDGET=0 turns admission off: then only POOL_TIMEOUT bounds the pool's
 queue (docs/reliability.md, "Past capacity").
 """
 
+import asyncio
 import contextvars
 import json
+import math
 import threading
 import time
 
@@ -44,6 +49,18 @@ HOLD_WEIGHT = 0.1  # the weight of the newest hold time in the pools' running me
 # interval was past it too. A burst or a stall of the machine passes (a
 # closed loop at its peak queues too, briefly); a queue that stays does not.
 INTERVAL = 0.1
+# How often an async worker's Gate asks its event loop how late it runs (Lag).
+TICK = 0.005
+# Past its target lag, the share of the requests open an async worker's
+# limit falls to, at each late tick (a multiplicative decrease, as TCP's and
+# Netflix's concurrency-limits' AIMD; within it, it grows by one a tick).
+BACKOFF = 0.9
+# The target lag, as a share of QUEUE_BUDGET: 10 ms of 50. A request waits
+# out the lag at each of its turns of the loop, several per request. Tried
+# on the ratings route at four times each capacity, one round each: Sanic
+# kept more of its capacity in time with 10 ms than with 25 (half the
+# budget), Quart about as much, and both refused faster.
+LAG_SHARE = 0.2
 # The contract's 503 as the apps' jsonify writes it (the JSON, then a newline),
 # for a refusal written before the framework: its body and its fields.
 REFUSAL = (json.dumps({"error": OVERLOADED}, separators=(",", ":")) + "\n").encode()
@@ -104,7 +121,8 @@ class Standing:
         now = time.monotonic() if now is None else now
         ends, shortest = self._window
         if now >= ends:  # a new interval: judge the last (a gap between: no queue)
-            recent = now < ends + INTERVAL and shortest is not None
+            # (a wait that spans the gap, as a late timer's, waited through it)
+            recent = shortest is not None and now < ends + max(INTERVAL, waited)
             # A queue that stands is cut to about the budget, and some waits
             # then fall just under it: it stands until they fall below half.
             floor = self.seconds / 2 if self.stands else self.seconds
@@ -212,6 +230,36 @@ class Pace:
         return waiting * self.gap
 
 
+class Lag:
+    """How late an event loop runs what is due: a timer set every TICK,
+    whose lateness it hands to heard(seconds), each time it runs. Past an
+    event loop's capacity its ready queue is where every request waits, a
+    turn at a time, whatever its route: a request that gives its pool
+    connection back to wait on other services (the ratings route) waits
+    there, not at the pool. Node's toobusy and Fastify's under-pressure
+    refuse on the same signal."""
+
+    def __init__(self, loop, heard):
+        self._loop = loop
+        self._heard = heard
+        self._due = loop.time() + TICK
+        loop.call_at(self._due, self._tick)
+
+    def _tick(self):
+        now = self._loop.time()
+        self._heard(now - self._due)
+        self._due = now + TICK
+        self._loop.call_at(self._due, self._tick)
+
+
+def running_loop():
+    """The event loop running here, or None outside one."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 _ticket = contextvars.ContextVar("admission_ticket", default=None)
 
 
@@ -229,8 +277,16 @@ class Gate:
     twice its capacity, budget 50 ms: with the whole of it for the queue
     ahead, 20 % of its capacity answered in time; with 20 ms, 104 %).
 
+    Nor can the requests open, admitted and not yet answered, pass a limit
+    that the loop's lag sets (heard): a request that gives its connection
+    back and waits on other services (the ratings route) no longer counts
+    ahead, but its calls still take the loop's turns. The limit falls to
+    BACKOFF of those open at each tick the loop runs later than its target
+    (LAG_SHARE of the budget), and grows by one a tick on time.
+
     A newcomer with fewer requests ahead of it than the worker's pool has
-    connections is always admitted: a closed loop of that many clients,
+    connections, or no more open (its client's last request may still be
+    finishing), is always admitted: a closed loop of that many clients,
     however heavy its route, queues for the CPU alone and never grows, and a
     client refused there asks again at once. (Quart under ./benchmark.sh's
     20 connections, 10 a worker, on GET /films/, about 6 ms of CPU each:
@@ -241,25 +297,46 @@ class Gate:
         self.seconds = budget / 2
         self.connections = connections  # the worker's pool's (POOL_MAX_SIZE)
         self.ahead = 0  # admitted, not yet passed
+        self.open = 0  # admitted, not yet answered
         self.pace = Pace()
         self.standing = Standing(self.seconds)
+        self.lag = None  # its event loop's Lag, from the first request admitted on it
+        self.target = budget * LAG_SHARE  # the loop's lag past which the limit falls
+        self.limit = math.inf  # the most requests open a newcomer may find
 
     def refuses(self):
         """Whether a newcomer is refused now (a server may ask before it
-        parses the request: KEPT_ALIVE): only with as many requests ahead of
-        it as the pool has connections, in a queue that stands now."""
-        if not self.seconds or self.ahead < self.connections:
+        parses the request: KEPT_ALIVE): with as many requests open as the
+        loop's lag permits, or as many ahead of it as the pool has
+        connections, in a queue that stands now."""
+        if not self.seconds:
+            return False
+        if self.open > self.limit:
+            return True
+        if self.ahead < self.connections:
             return False
         if not self.standing.stands_now(time.monotonic()):
             return False
         return self.pace.wait(self.ahead + 1) >= self.seconds
 
+    def heard(self, lag):
+        """The loop ran a timer `lag` seconds late: past the target, the
+        limit falls to a share of the requests open (never below the pool's
+        connections); within it, it grows by one while they use half of it."""
+        if lag >= self.target:
+            self.limit = max(self.connections, min(self.limit, self.open) * BACKOFF)
+        elif self.open * 2 >= self.limit:
+            self.limit += 1
+
     def admit(self, path="/"):
         """The request's Ticket, in its context (passed() finds it), or None:
         refused. A health check is never refused (exempt)."""
+        if self.lag is None and self.seconds and running_loop():
+            self.lag = Lag(running_loop(), self.heard)
         if self.refuses() and not exempt(path):
             return None
         self.ahead += 1
+        self.open += 1
         ticket = Ticket(self)
         _ticket.set(ticket)
         return ticket
@@ -268,10 +345,10 @@ class Gate:
 class Ticket:
     """An admitted request's place in its Gate, until it passes."""
 
-    __slots__ = ("_gate", "_at")
+    __slots__ = ("_gate", "_open", "_at")
 
     def __init__(self, gate):
-        self._gate = gate
+        self._gate = self._open = gate
         self._at = time.monotonic()
 
     def passed(self):
@@ -284,6 +361,14 @@ class Ticket:
         gate.ahead -= 1
         gate.pace.took(now, gate.ahead)
         gate.standing.record(now - self._at, now)
+
+    def answered(self):
+        """The request is answered, or its client gone: it has passed, and
+        is no longer open (once; again does nothing)."""
+        self.passed()
+        gate, self._open = self._open, None
+        if gate is not None:
+            gate.open -= 1
 
 
 def passed():

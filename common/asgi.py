@@ -64,7 +64,16 @@ class Admitting:
             await send(REFUSAL_START)
             await send(REFUSAL_BODY)
             return
+
+        async def answering(message):
+            # Answered once its last byte is sent: Quart tears the request
+            # down over a few turns of the loop after, while its client may
+            # already ask again.
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                ticket.answered()
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, answering)
         finally:
-            ticket.passed()
+            ticket.answered()

@@ -92,7 +92,7 @@ class Admitting(Sanic):
         try:
             await super().handle_request(request)
         finally:
-            ticket.passed()
+            ticket.answered()
 
 
 class AdmittingProtocol(HttpProtocol):

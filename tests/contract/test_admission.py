@@ -22,6 +22,7 @@ import requests
 from common import admission, async_pool_wrapper, contract, gthread, pool_wrapper
 from db.embedded import free_port
 from infra import apps
+from tests import rating_sources
 from tests.faults import nginx
 from tests.helpers import LOCK_WAITERS, port_of, query, serve
 from tools import proxy
@@ -502,6 +503,85 @@ def test_without_a_budget_the_gate_refuses_nothing():
     assert gate.admit() is not None
 
 
+def test_an_event_loops_lag_is_how_late_its_timer_ran():
+    """The Lag of an idle loop hears its timer within a few ms of when it
+    was due; of a loop kept busy 50 ms at a time, about that late (wide
+    margins: a shared machine)."""
+    heard = []
+
+    async def scenario():
+        admission.Lag(asyncio.get_running_loop(), heard.append)
+        await asyncio.sleep(0.2)
+        idle = sorted(heard)
+        heard.clear()
+        for _ in range(4):
+            time.sleep(0.05)  # the loop runs nothing else meanwhile
+            await asyncio.sleep(0)
+        return idle
+
+    idle = asyncio.run(scenario())
+    assert len(idle) >= 5 and idle[len(idle) // 2] < 0.02, idle
+    assert heard and max(heard) >= 0.04, heard
+
+
+def open_at_the_gate(gate, count):
+    """count requests admitted at once, none answered yet: their tickets."""
+    tickets = [gate.admit() for _ in range(count)]
+    assert None not in tickets and gate.open == count
+    return tickets
+
+
+def test_a_late_loop_limits_the_requests_open_to_a_share_of_them():
+    """Ten requests open when the loop runs late: the limit falls to nine
+    found open, and a newcomer is refused; with two answered, two are
+    admitted, and then none."""
+    gate = admission.Gate(0.05, 2)
+    tickets = open_at_the_gate(gate, 10)
+    gate.heard(gate.target)
+    assert gate.limit == 9 and gate.admit() is None
+    for ticket in tickets[:2]:
+        ticket.answered()
+        ticket.answered()  # once: again counts nothing
+    assert gate.open == 8 and gate.ahead == 8
+    assert gate.admit() is not None and gate.admit() is not None
+    assert gate.admit() is None
+
+
+def test_the_lag_never_limits_fewer_requests_than_the_pool_has_connections():
+    """However late the loop, a newcomer that finds no more requests open
+    than the pool has connections is admitted (a closed loop that size never
+    grows), and the health check always is."""
+    gate = admission.Gate(0.05, 4)
+    open_at_the_gate(gate, 4)
+    for _ in range(50):
+        gate.heard(1.0)
+    assert gate.limit == 4
+    assert gate.admit() is not None and gate.admit() is None
+    assert gate.admit("/health") is not None
+
+
+def test_a_loop_on_time_lets_the_limit_grow_back_while_it_is_used():
+    """Within the target the limit grows by one a tick, while at least half
+    of it is open; with fewer open it stays (an idle worker's limit is not
+    a promise to a burst)."""
+    gate = admission.Gate(0.05, 2)
+    tickets = open_at_the_gate(gate, 10)
+    gate.heard(gate.target)
+    gate.heard(0.0)
+    assert gate.limit == 10
+    for ticket in tickets[:8]:
+        ticket.answered()
+    gate.heard(0.0)
+    assert gate.limit == 10
+
+
+def test_without_a_budget_a_late_loop_refuses_nothing():
+    gate = admission.Gate(0, 1)
+    open_at_the_gate(gate, 10)
+    gate.heard(1.0)
+    assert gate.admit() is not None
+
+
 def test_the_async_pool_tells_the_gate_a_request_has_its_connection(database_url):
     """admission.passed(), called by the pool once a request has its place,
     ends the wait of the ticket admitted in that request's context (the view
@@ -553,18 +633,65 @@ def test_a_closed_loop_no_larger_than_the_pool_is_never_refused(eight_connection
 def closed_loop(url, clients, seconds):
     """The status of every answer to clients asking GET url, each again as
     soon as it is answered, for that many seconds."""
+    return [response.status_code for response in answers(url, clients, seconds)]
+
+
+def answers(url, clients, seconds):
+    """Every response to clients asking GET url, each again as soon as it
+    is answered, for that many seconds."""
     deadline = time.monotonic() + seconds
 
     def ask_until_deadline():
         with requests.Session() as session:
-            statuses = []
+            responses = []
             while time.monotonic() < deadline:
-                statuses.append(session.get(url, timeout=30).status_code)
-            return statuses
+                responses.append(session.get(url, timeout=30))
+            return responses
 
     with ThreadPoolExecutor(clients) as pool:
-        answers = [pool.submit(ask_until_deadline) for _ in range(clients)]
-        return [status for future in answers for status in future.result(timeout=60)]
+        asked = [pool.submit(ask_until_deadline) for _ in range(clients)]
+        return [response for future in asked for response in future.result(timeout=60)]
+
+
+@pytest.fixture(scope="module", params=[app for app in APPS if apps.get(app).interface != "wsgi"])
+def asking_sources(request, database_url, tmp_path_factory):
+    """An async app on one event loop with a pool of four and a budget of
+    10 ms, asking three sources of this process's that answer at once."""
+    ports = [free_port() for _ in range(3)]
+    with rating_sources.sources(ports, "up", "up", "up"):
+        fanout = " ".join(f"http://127.0.0.1:{port}" for port in ports)
+        yield from one_worker(
+            request,
+            database_url,
+            tmp_path_factory,
+            pool_max_size=4,
+            queue_budget=0.01,
+            upstream_fanout=fanout,
+            upstream_timeout=5,
+        )
+
+
+def test_past_an_event_loops_capacity_the_route_that_calls_out_is_refused_too(
+    asking_sources,
+):
+    """48 clients ask for a film's ratings again and again for 2 s. Each
+    request gives its pool connection back before it asks the sources, so
+    the pool's queue never stands; the event loop's does, and past it the
+    app refuses, 503 with Retry-After and the contract's JSON. Every other
+    answer is the film's ratings. Then four clients on the heaviest route
+    run the loop late again, and none is refused: every request of the
+    flood, answered or refused, has left the gate's count of those open."""
+    url = asking_sources.url
+    flood = answers(f"{url}/films/995/ratings/", clients=48, seconds=2.0)
+    refused = [response for response in flood if response.status_code == 503]
+    assert refused and len(refused) < len(flood)
+    for response in refused:
+        assert response.json() == OVERLOADED and response.headers["Retry-After"] == "1"
+    for response in flood:
+        if response.status_code != 503:
+            assert response.status_code == 200 and response.json()["unavailable"] == []
+    statuses = closed_loop(f"{url}/films/", clients=4, seconds=1.0)
+    assert statuses and set(statuses) == {200}, statuses.count(503)
 
 
 @pytest.fixture
