@@ -41,7 +41,9 @@ class Settings:
     upstream_timeout: float = 1.0
     # Seconds a request may wait to start its work (the server's queue, then
     # the pool's) before it is refused, 503 with Retry-After
-    # (common/admission.py); 0: never refused, only POOL_TIMEOUT bounds it.
+    # (common/admission.py); in the async apps a fifth of it is also the
+    # event loop's lag past which their limit on the requests open falls.
+    # 0: never refused, only POOL_TIMEOUT bounds it.
     queue_budget: float = 0.05
     # Threads per worker process that run sync code: Flask's and Falcon's
     # (their serve.sh hands WEB_THREADS to gunicorn's gthread, the same 16 by
