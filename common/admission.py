@@ -282,11 +282,13 @@ class Gate:
     back and waits on other services (the ratings route) no longer counts
     ahead, but its calls still take the loop's turns. The limit falls to
     BACKOFF of those open at each tick the loop runs later than its target
-    (LAG_SHARE of the budget), and grows by one a tick on time.
+    (LAG_SHARE of the budget), and grows by one a tick on time; never below
+    twice the pool's connections. A closed loop's clients share the workers
+    unevenly (./benchmark.sh's 20 on two workers, a pool of 10 each, with
+    the limit's floor at one pool: Quart refused some on GET /films/).
 
     A newcomer with fewer requests ahead of it than the worker's pool has
-    connections, or no more open (its client's last request may still be
-    finishing), is always admitted: a closed loop of that many clients,
+    connections is always admitted: a closed loop of that many clients,
     however heavy its route, queues for the CPU alone and never grows, and a
     client refused there asks again at once. (Quart under ./benchmark.sh's
     20 connections, 10 a worker, on GET /films/, about 6 ms of CPU each:
@@ -303,6 +305,10 @@ class Gate:
         self.lag = None  # its event loop's Lag, from the first request admitted on it
         self.target = budget * LAG_SHARE  # the loop's lag past which the limit falls
         self.limit = math.inf  # the most requests open a newcomer may find
+        # Never fewer than twice the pool's connections: fewer clients are a
+        # closed loop past no capacity of the worker's (as gunicorn's
+        # crowded() in common/gthread.py), however late they run its loop.
+        self.floor = 2 * connections
 
     def refuses(self):
         """Whether a newcomer is refused now (a server may ask before it
@@ -321,10 +327,10 @@ class Gate:
 
     def heard(self, lag):
         """The loop ran a timer `lag` seconds late: past the target, the
-        limit falls to a share of the requests open (never below the pool's
-        connections); within it, it grows by one while they use half of it."""
+        limit falls to a share of the requests open (never below its
+        floor); within it, it grows by one while they use half of it."""
         if lag >= self.target:
-            self.limit = max(self.connections, min(self.limit, self.open) * BACKOFF)
+            self.limit = max(self.floor, min(self.limit, self.open) * BACKOFF)
         elif self.open * 2 >= self.limit:
             self.limit += 1
 
