@@ -61,6 +61,9 @@ BACKOFF = 0.9
 # kept more of its capacity in time with 10 ms than with 25 (half the
 # budget), Quart about as much, and both refused faster.
 LAG_SHARE = 0.2
+# The fewest requests open the lag's limit may fall to: the 16 threads a
+# gunicorn worker of Flask's or Falcon's serves at once (WEB_THREADS).
+LEAST_OPEN = 16
 # The contract's 503 as the apps' jsonify writes it (the JSON, then a newline),
 # for a refusal written before the framework: its body and its fields.
 REFUSAL = (json.dumps({"error": OVERLOADED}, separators=(",", ":")) + "\n").encode()
@@ -283,7 +286,9 @@ class Gate:
     ahead, but its calls still take the loop's turns. The limit falls to
     BACKOFF of those open at each tick the loop runs later than its target
     (LAG_SHARE of the budget), and grows by one a tick on time; never below
-    twice the pool's connections. A closed loop's clients share the workers
+    twice the pool's connections, nor LEAST_OPEN (four clients on one
+    loop with a pool of one, a machine busy with other work: some refused).
+    A closed loop's clients share the workers
     unevenly (./benchmark.sh's 20 on two workers, a pool of 10 each, with
     the limit's floor at one pool: Quart refused some on GET /films/).
 
@@ -305,10 +310,12 @@ class Gate:
         self.lag = None  # its event loop's Lag, from the first request admitted on it
         self.target = budget * LAG_SHARE  # the loop's lag past which the limit falls
         self.limit = math.inf  # the most requests open a newcomer may find
-        # Never fewer than twice the pool's connections: fewer clients are a
-        # closed loop past no capacity of the worker's (as gunicorn's
-        # crowded() in common/gthread.py), however late they run its loop.
-        self.floor = 2 * connections
+        # Never fewer than twice the pool's connections, nor than a gunicorn
+        # worker's threads: fewer clients are a closed loop past no capacity
+        # of the worker's (as gunicorn's crowded() in common/gthread.py),
+        # however late they, or a machine that other work keeps busy, run
+        # its loop.
+        self.floor = max(2 * connections, LEAST_OPEN)
 
     def refuses(self):
         """Whether a newcomer is refused now (a server may ask before it

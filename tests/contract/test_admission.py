@@ -532,31 +532,31 @@ def open_at_the_gate(gate, count):
 
 
 def test_a_late_loop_limits_the_requests_open_to_a_share_of_them():
-    """Ten requests open when the loop runs late: the limit falls to nine
-    found open, and a newcomer is refused; with two answered, two are
+    """Forty requests open when the loop runs late: the limit falls to 36
+    found open, and a newcomer is refused; with five answered, five are
     admitted, and then none."""
     gate = admission.Gate(0.05, 2)
-    tickets = open_at_the_gate(gate, 10)
+    tickets = open_at_the_gate(gate, 40)
     gate.heard(gate.target)
-    assert gate.limit == 9 and gate.admit() is None
-    for ticket in tickets[:2]:
+    assert gate.limit == 36 and gate.admit() is None
+    for ticket in tickets[:5]:
         ticket.answered()
         ticket.answered()  # once: again counts nothing
-    assert gate.open == 8 and gate.ahead == 8
+    assert gate.open == 35 and gate.ahead == 35
     assert gate.admit() is not None and gate.admit() is not None
     assert gate.admit() is None
 
 
 def test_the_lag_never_limits_fewer_requests_than_twice_the_pools_connections():
     """However late the loop, a newcomer that finds no more requests open
-    than twice the pool's connections is admitted (a closed loop that size
-    never grows, however unevenly it shares the workers), and the health
-    check always is."""
-    gate = admission.Gate(0.05, 4)
-    open_at_the_gate(gate, 8)
+    than twice the pool's connections (or LEAST_OPEN) is admitted (a closed
+    loop that size never grows, however unevenly it shares the workers),
+    and the health check always is."""
+    gate = admission.Gate(0.05, 10)
+    open_at_the_gate(gate, 20)
     for _ in range(50):
         gate.heard(1.0)
-    assert gate.limit == 8
+    assert gate.limit == 20
     assert gate.admit() is not None and gate.admit() is None
     assert gate.admit("/health") is not None
 
@@ -566,14 +566,14 @@ def test_a_loop_on_time_lets_the_limit_grow_back_while_it_is_used():
     of it is open; with fewer open it stays (an idle worker's limit is not
     a promise to a burst)."""
     gate = admission.Gate(0.05, 2)
-    tickets = open_at_the_gate(gate, 10)
+    tickets = open_at_the_gate(gate, 40)
     gate.heard(gate.target)
     gate.heard(0.0)
-    assert gate.limit == 10
-    for ticket in tickets[:8]:
+    assert gate.limit == 37
+    for ticket in tickets[:25]:
         ticket.answered()
     gate.heard(0.0)
-    assert gate.limit == 10
+    assert gate.limit == 37
 
 
 def test_without_a_budget_a_late_loop_refuses_nothing():
