@@ -124,8 +124,7 @@ class Standing:
         now = time.monotonic() if now is None else now
         ends, shortest = self._window
         if now >= ends:  # a new interval: judge the last (a gap between: no queue)
-            # (a wait that spans the gap, as a late timer's, waited through it)
-            recent = shortest is not None and now < ends + max(INTERVAL, waited)
+            recent = now < ends + INTERVAL and shortest is not None
             # A queue that stands is cut to about the budget, and some waits
             # then fall just under it: it stands until they fall below half.
             floor = self.seconds / 2 if self.stands else self.seconds
@@ -286,11 +285,11 @@ class Gate:
     ahead, but its calls still take the loop's turns. The limit falls to
     BACKOFF of those open at each tick the loop runs later than its target
     (LAG_SHARE of the budget), and grows by one a tick on time; never below
-    twice the pool's connections, nor LEAST_OPEN (four clients on one
-    loop with a pool of one, a machine busy with other work: some refused).
-    A closed loop's clients share the workers
-    unevenly (./benchmark.sh's 20 on two workers, a pool of 10 each, with
-    the limit's floor at one pool: Quart refused some on GET /films/).
+    twice the pool's connections, nor LEAST_OPEN. A closed loop's clients
+    share the workers unevenly (./benchmark.sh's 20 on two workers, a pool
+    of 10 each, with the floor at one pool: Quart refused some on GET
+    /films/), and a machine busy with other work runs a loop late too (four
+    clients on one loop with a pool of one, floor two: one refused).
 
     A newcomer with fewer requests ahead of it than the worker's pool has
     connections is always admitted: a closed loop of that many clients,
@@ -344,8 +343,9 @@ class Gate:
     def admit(self, path="/"):
         """The request's Ticket, in its context (passed() finds it), or None:
         refused. A health check is never refused (exempt)."""
-        if self.lag is None and self.seconds and running_loop():
-            self.lag = Lag(running_loop(), self.heard)
+        if self.lag is None and self.seconds:
+            loop = running_loop()
+            self.lag = loop and Lag(loop, self.heard)
         if self.refuses() and not exempt(path):
             return None
         self.ahead += 1
